@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import type { MessageName, MessageTypes } from "@herald/contracts";
+import type { Logger } from "@herald/runtime";
+import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
+import { declareTopology, type Topology, topologyNames } from "./topology.ts";
+
+export type PublishOptions = { messageId?: string; headers?: Record<string, string> };
+
+export class BrokerUnavailableError extends Error {
+  constructor(message = "broker is not connected") {
+    super(message);
+  }
+}
+
+export type BrokerOptions = {
+  url: string;
+  prefix: string;
+  logger: Logger;
+  /** Called after every (re)connection, once the topology is declared. */
+  onConnected?: () => void;
+};
+
+/**
+ * One connection with one confirm channel, reconnected with capped backoff (100 ms doubling
+ * to 5 s) whenever it drops. The topology is declared on every connection, so a broker that
+ * lost its definitions gets them back. Publishing resolves only once the broker confirms.
+ */
+export class Broker {
+  readonly topology: Topology;
+  private model: ChannelModel | null = null;
+  private channel: ConfirmChannel | null = null;
+  private closing = false;
+  private connecting: Promise<void> | null = null;
+  private backoffMs = 100;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly options: BrokerOptions) {
+    this.topology = topologyNames(options.prefix);
+  }
+
+  get connected(): boolean {
+    return this.channel !== null;
+  }
+
+  /** Starts connecting in the background; resolves once connected or after `waitMs`. */
+  async start(waitMs = 5000): Promise<boolean> {
+    this.connectLoop();
+    return this.waitForConnection(waitMs);
+  }
+
+  waitForConnection(waitMs: number): Promise<boolean> {
+    if (this.connected) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(this.connected);
+      };
+      const timer = setTimeout(done, waitMs);
+      this.waiters.add(done);
+    });
+  }
+
+  private connectLoop(): void {
+    if (this.connecting || this.closing) return;
+    this.connecting = (async () => {
+      while (!this.closing && !this.channel) {
+        try {
+          await this.connect();
+          this.backoffMs = 100;
+        } catch (err) {
+          this.options.logger.warn(
+            { err: (err as Error).message, retryInMs: this.backoffMs },
+            "broker connection failed",
+          );
+          await new Promise((r) => setTimeout(r, this.backoffMs));
+          this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+        }
+      }
+    })().finally(() => {
+      this.connecting = null;
+    });
+  }
+
+  private async connect(): Promise<void> {
+    const model = await amqp.connect(this.options.url, {
+      clientProperties: { connection_name: this.options.prefix },
+    });
+    try {
+      const channel = await model.createConfirmChannel();
+      await declareTopology(channel, this.topology);
+      const lost = (err?: Error) => {
+        if (this.model !== model) return;
+        this.model = null;
+        this.channel = null;
+        if (!this.closing) {
+          this.options.logger.warn({ err: err?.message }, "broker connection lost; reconnecting");
+          this.connectLoop();
+        }
+      };
+      model.on("close", lost);
+      model.on("error", lost);
+      channel.on("error", () => {});
+      channel.on("close", () => {
+        if (this.model === model) void model.close().catch(() => {});
+      });
+      this.model = model;
+      this.channel = channel;
+    } catch (err) {
+      await model.close().catch(() => {});
+      throw err;
+    }
+    this.options.logger.info({ prefix: this.options.prefix }, "broker connected");
+    for (const wake of [...this.waiters]) wake();
+    this.options.onConnected?.();
+  }
+
+  /** Publishes a persistent message and resolves when the broker has confirmed it. */
+  publish<K extends MessageName>(
+    name: K,
+    payload: MessageTypes[K],
+    options: PublishOptions = {},
+  ): Promise<void> {
+    const channel = this.channel;
+    if (!channel) return Promise.reject(new BrokerUnavailableError());
+    return new Promise((resolve, reject) => {
+      try {
+        channel.publish(
+          this.topology.exchange,
+          name,
+          Buffer.from(JSON.stringify(payload)),
+          {
+            persistent: true,
+            contentType: "application/json",
+            type: name,
+            messageId: options.messageId ?? randomUUID(),
+            timestamp: Math.floor(Date.now() / 1000),
+            headers: options.headers ?? {},
+          },
+          (err) =>
+            err
+              ? reject(new BrokerUnavailableError(`publish not confirmed: ${err.message ?? err}`))
+              : resolve(),
+        );
+      } catch (err) {
+        reject(new BrokerUnavailableError((err as Error).message));
+      }
+    });
+  }
+
+  /** A round trip to the broker, for readiness checks. */
+  async ping(): Promise<boolean> {
+    const channel = this.channel;
+    if (!channel) return false;
+    try {
+      await channel.checkExchange(this.topology.exchange);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const model = this.model;
+    this.model = null;
+    this.channel = null;
+    for (const wake of [...this.waiters]) wake();
+    if (model) await model.close().catch(() => {});
+  }
+}

@@ -1,0 +1,4 @@
+export { createPrisma, type DbOptions, Prisma, PrismaClient } from "./client.ts";
+export { type IdKind, idPrefixes, isId, newId, ulid } from "./ids.ts";
+export { ensureDatabase, migrate, migrationsDir, readMigrations } from "./migrate.ts";
+export { createSecretBox, parseEncryptionKey, type SecretBox } from "./secrets.ts";

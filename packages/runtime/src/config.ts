@@ -1,0 +1,93 @@
+/**
+ * Config helpers: each service declares its variables once in its own config.ts and parses
+ * them in main. Every bad value is collected, and the process stops with one message that
+ * names each variable and what is wrong with it.
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  string(name: string, fallback: string): string;
+  string(name: string, fallback?: undefined): string | undefined;
+  string(name: string, fallback?: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value === "" ? fallback : value;
+  }
+
+  required(name: string, hint: string): string {
+    const value = this.string(name);
+    if (value === undefined) {
+      this.problems.push(`${name} is required (${hint})`);
+      return "";
+    }
+    return value;
+  }
+
+  int(name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.string(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (["true", "1", "yes"].includes(raw)) return true;
+    if (["false", "0", "no"].includes(raw)) return false;
+    this.problems.push(`${name} must be true or false, got "${raw}"`);
+    return fallback;
+  }
+
+  url(name: string, fallback: string, protocols: string[]): string {
+    const raw = this.string(name, fallback);
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) throw new Error("protocol");
+    } catch {
+      this.problems.push(`${name} must be a ${protocols.join(" or ")} URL, got "${raw}"`);
+    }
+    return raw;
+  }
+
+  /** Durations like `500ms`, `5s`, `5m`, `2h`, `5d`; a bare number is milliseconds. */
+  duration(name: string, fallback: number): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const ms = parseDuration(raw);
+    if (ms === null) {
+      this.problems.push(`${name} must be a duration such as 500ms, 5s, 5m, 2h or 5d, got "${raw}"`);
+      return fallback;
+    }
+    return ms;
+  }
+
+  check(condition: boolean, problem: string): void {
+    if (!condition) this.problems.push(problem);
+  }
+
+  /** Throws one ConfigError listing every problem found. */
+  done(): void {
+    if (this.problems.length) throw new ConfigError(this.problems);
+  }
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+export function parseDuration(raw: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
+  if (!match) return null;
+  return Math.round(Number(match[1]) * UNITS[match[2] ?? "ms"]!);
+}

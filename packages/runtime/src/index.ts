@@ -1,0 +1,3 @@
+export { ConfigError, ConfigReader, type Env, parseDuration } from "./config.ts";
+export { createLogger, type Logger, redactPaths } from "./logger.ts";
+export { type Closer, onShutdown } from "./shutdown.ts";

@@ -1,0 +1,126 @@
+// Shared by `npm start` and `npm test`: make a fresh clone runnable. Node built-ins only,
+// since this runs before any dependency is installed.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { createConnection } from "node:net";
+import { join } from "node:path";
+
+export const root = new URL("../..", import.meta.url).pathname;
+export const PNPM_VERSION = "10.34.8";
+
+export function say(line) {
+  console.log(`\x1b[36m[herald]\x1b[0m ${line}`);
+}
+
+function onPath(cmd) {
+  return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
+}
+
+/** pnpm, as installed or through npx (pnpm 10: 11+ needs Node 22). */
+export function pnpmCommand() {
+  if (onPath("pnpm")) {
+    const version = spawnSync("pnpm", ["--version"], { encoding: "utf8" }).stdout.trim();
+    if (version.startsWith("10.")) return ["pnpm"];
+  }
+  return ["npx", "--yes", `pnpm@${PNPM_VERSION}`];
+}
+
+export function run(cmd, args, options = {}) {
+  const result = spawnSync(cmd, args, { stdio: "inherit", cwd: root, ...options });
+  return result.status ?? 1;
+}
+
+/** Installs dependencies when node_modules is missing or older than the lockfile. */
+export function ensureDependencies() {
+  const marker = join(root, "node_modules", ".modules.yaml");
+  const lock = join(root, "pnpm-lock.yaml");
+  const generated = join(root, "packages", "db", "src", "generated", "client.ts");
+  if (existsSync(marker) && existsSync(generated) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs)
+    return;
+  say("installing dependencies (pnpm install)…");
+  const [cmd, ...args] = pnpmCommand();
+  const status = run(cmd, [...args, "install", "--frozen-lockfile", "--reporter=append-only"], {
+    env: { ...process.env, COREPACK_ENABLE_STRICT: "0" },
+  });
+  if (status !== 0) {
+    console.error("pnpm install failed: see the output above.");
+    process.exit(status);
+  }
+}
+
+function reachable(host, port, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+const LOCAL = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+const services = [
+  {
+    name: "PostgreSQL",
+    urlVar: "DATABASE_URL",
+    fallback: "postgresql://postgres@127.0.0.1:5432/herald",
+    port: 5432,
+    start: () => {
+      const version = execFileSync("ls", ["/etc/postgresql"], { encoding: "utf8" }).trim().split("\n")[0];
+      return ["pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"]];
+    },
+    hint: "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
+    installed: () => existsSync("/etc/postgresql") && onPath("pg_ctlcluster"),
+  },
+  {
+    name: "RabbitMQ",
+    urlVar: "AMQP_URL",
+    fallback: "amqp://guest:guest@127.0.0.1:5672",
+    port: 5672,
+    start: () => ["rabbitmq-server", ["-detached"]],
+    hint: "rabbitmq-server -detached",
+    installed: () => onPath("rabbitmq-server"),
+  },
+];
+
+/** Makes sure Postgres and RabbitMQ answer; starts local ones that are installed but stopped. */
+export async function ensureBackingServices(env = process.env) {
+  for (const service of services) {
+    const url = new URL(env[service.urlVar] || service.fallback);
+    const host = url.hostname;
+    const port = Number(url.port || service.port);
+    if (await reachable(host, port)) continue;
+    if (!LOCAL.has(host) || !service.installed()) {
+      console.error(
+        `${service.name} does not answer at ${host}:${port}.\n` +
+          (LOCAL.has(host) ? `Install and start it, e.g.: ${service.hint}\n` : "") +
+          `Or point ${service.urlVar} at a running one.`,
+      );
+      process.exit(1);
+    }
+    say(`${service.name} is not running; starting it (${service.hint})…`);
+    const [cmd, args] = service.start();
+    spawnSync(cmd, args, { stdio: "inherit" });
+    const deadline = Date.now() + 90_000;
+    while (!(await reachable(host, port))) {
+      if (Date.now() > deadline) {
+        console.error(`${service.name} did not come up within 90 s. Start it by hand: ${service.hint}`);
+        process.exit(1);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    say(`${service.name} is up.`);
+  }
+}
+
+export function readJson(path, fallback) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,127 @@
+import type { Server } from "node:http";
+import { Broker } from "@herald/broker";
+import { createPrisma, createSecretBox } from "@herald/db";
+import type { Logger } from "@herald/runtime";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import { ensureBootstrapAccount } from "./bootstrap.ts";
+import type { GatewayConfig } from "./config.ts";
+import type { Deps } from "./context.ts";
+import { bodyParserError } from "./http/body.ts";
+import { ApiError, internal } from "./http/errors.ts";
+import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
+import { RateLimiter } from "./http/rateLimit.ts";
+import { notFoundHandler, registerRoutes } from "./http/register.ts";
+import { renderDocsPage } from "./openapi/docsPage.ts";
+import { buildOpenApi } from "./openapi/document.ts";
+import { Outbox } from "./outbox.ts";
+import { SchemaCache } from "./resources/eventTypeSchemas.ts";
+import { componentSchemas, routes } from "./routes.ts";
+
+export type Gateway = {
+  app: Express;
+  deps: Deps;
+  /** Connects, bootstraps, and listens; resolves with the server once it accepts requests. */
+  start(): Promise<Server>;
+  /** Stops taking requests, finishes those in flight, flushes the outbox, closes connections. */
+  stop(): Promise<void>;
+};
+
+function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const known = err instanceof ApiError ? err : bodyParserError(err);
+    const error = known ?? internal();
+    if (!known) logger.error({ err, method: req.method, path: req.path }, "request failed");
+    res.set(error.headers).status(error.status).json(error.toBody());
+  };
+}
+
+export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
+  const prisma = createPrisma({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  let outbox: Outbox | null = null;
+  const broker = new Broker({
+    url: config.amqpUrl,
+    prefix: config.amqpPrefix,
+    logger,
+    onConnected: () => void outbox?.kick(),
+  });
+  outbox = new Outbox(prisma, broker, logger, {
+    relayIntervalMs: config.outboxRelayIntervalMs,
+    relayAfterMs: config.outboxRelayAfterMs,
+  });
+  const deps: Deps = {
+    config,
+    prisma,
+    broker,
+    outbox,
+    secrets: createSecretBox(config.encryptionKey),
+    schemas: new SchemaCache(),
+    logger,
+  };
+  const openapi = buildOpenApi(routes, componentSchemas);
+  const docsPage = renderDocsPage(openapi);
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const database = await prisma.$queryRaw`SELECT 1`.then(
+      () => true,
+      () => false,
+    );
+    const brokerUp = await broker.ping();
+    res.status(database && brokerUp ? 200 : 503).json({
+      status: database && brokerUp ? "ready" : "unavailable",
+      checks: { database: database ? "ok" : "unreachable", broker: brokerUp ? "ok" : "unreachable" },
+    });
+  });
+  app.get("/v3/openapi.json", (_req, res) => {
+    res.json(openapi);
+  });
+  app.get("/docs", (_req, res) => {
+    res.type("html").send(docsPage);
+  });
+  registerRoutes(app, routes, deps, new RateLimiter(config.rateLimitPerSecond));
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+
+  let server: Server | null = null;
+  let housekeeping: NodeJS.Timeout | null = null;
+  return {
+    app,
+    deps,
+    async start() {
+      if (config.bootstrapApiKey) await ensureBootstrapAccount(prisma, config.bootstrapApiKey, logger);
+      // Serve even while the broker is down: events go to the outbox and are relayed later.
+      if (!(await broker.start(3000)))
+        logger.warn("broker not reachable yet; events will be relayed once it is");
+      outbox.start();
+      housekeeping = setInterval(() => {
+        void prisma.idempotencyRecord
+          .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } } })
+          .catch((err) => logger.warn({ err }, "could not delete expired idempotency records"));
+      }, 600_000);
+      housekeeping.unref();
+      const listening = app.listen(config.port, config.host);
+      await new Promise<void>((resolve, reject) => {
+        listening.once("listening", resolve);
+        listening.once("error", reject);
+      });
+      server = listening;
+      return listening;
+    },
+    async stop() {
+      if (housekeeping) clearInterval(housekeeping);
+      if (server) {
+        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        await closing;
+      }
+      await outbox.stop();
+      await broker.close();
+      await prisma.$disconnect();
+    },
+  };
+}

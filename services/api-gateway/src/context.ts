@@ -1,0 +1,31 @@
+import type { Broker } from "@herald/broker";
+import type { PrismaClient, SecretBox } from "@herald/db";
+import type { Logger } from "@herald/runtime";
+import type { Request } from "express";
+import type { GatewayConfig } from "./config.ts";
+import type { Outbox } from "./outbox.ts";
+import type { SchemaCache } from "./resources/eventTypeSchemas.ts";
+
+/** What a route handler may use. Handlers take what they need from here and nothing else. */
+export type Deps = {
+  config: GatewayConfig;
+  prisma: PrismaClient;
+  broker: Broker;
+  outbox: Outbox;
+  secrets: SecretBox;
+  schemas: SchemaCache;
+  logger: Logger;
+};
+
+export type Account = { id: string; keyId: string };
+
+export type Ctx<P = Record<string, string>, Q = Record<string, unknown>, B = Record<string, unknown>> = {
+  account: Account;
+  params: P;
+  query: Q;
+  body: B;
+  deps: Deps;
+  req: Request;
+};
+
+export type Reply = { status?: number; body: unknown };

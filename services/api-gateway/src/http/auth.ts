@@ -1,0 +1,50 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { PrismaClient } from "@herald/db";
+import type { Account } from "../context.ts";
+import { unauthenticated } from "./errors.ts";
+
+/**
+ * API keys are `hk_` and 32 random bytes in base64url. Only their SHA-256 is stored: the key
+ * is shown once, when it is made. (A slow hash buys nothing for 256 random bits.)
+ */
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export function generateApiKey(): { key: string; hash: string; prefix: string } {
+  const key = `hk_${randomBytes(32).toString("base64url")}`;
+  return { key, hash: hashApiKey(key), prefix: key.slice(0, 10) };
+}
+
+const KEY_FORMAT = /^hk_[A-Za-z0-9_-]{20,200}$/;
+
+export function bearerToken(header: string | undefined): string {
+  if (!header)
+    throw unauthenticated("No API key provided. Send the header 'Authorization: Bearer <API_KEY>'.");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match)
+    throw unauthenticated("Malformed Authorization header. Expected 'Authorization: Bearer <API_KEY>'.");
+  return match[1]!;
+}
+
+export async function authenticateKey(
+  prisma: Pick<PrismaClient, "apiKey">,
+  header: string | undefined,
+): Promise<Account> {
+  const token = bearerToken(header);
+  if (!KEY_FORMAT.test(token)) throw unauthenticated("Invalid API key.");
+  const key = await prisma.apiKey.findUnique({
+    where: { hash: hashApiKey(token) },
+    select: { id: true, accountId: true, revokedAt: true },
+  });
+  if (!key) throw unauthenticated("Invalid API key.");
+  if (key.revokedAt) throw unauthenticated("This API key has been revoked.");
+  return { id: key.accountId, keyId: key.id };
+}
+
+export function checkAdminToken(expected: string, header: string | undefined): void {
+  const token = bearerToken(header);
+  const a = Buffer.from(hashApiKey(token));
+  const b = Buffer.from(hashApiKey(expected));
+  if (!timingSafeEqual(a, b)) throw unauthenticated("Invalid admin token.");
+}

@@ -1,0 +1,59 @@
+/**
+ * The API's one error type. Every expected failure becomes an ApiError with a stable `type`,
+ * `code`, and the offending `param`; anything else is answered with an opaque 500.
+ */
+export type ErrorType = "invalid_request_error" | "authentication_error" | "rate_limit_error" | "api_error";
+
+export type ErrorBody = {
+  error: { type: ErrorType; code: string; message: string; param?: string; details?: unknown[] };
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param?: string,
+    readonly details?: unknown[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toBody(): ErrorBody {
+    const error: ErrorBody["error"] = { type: this.type, code: this.code, message: this.message };
+    if (this.param !== undefined) error.param = this.param;
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+export const invalid = (param: string | undefined, message: string, code = "parameter_invalid") =>
+  new ApiError(400, "invalid_request_error", code, message, param);
+
+export const missing = (param: string) =>
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "parameter_missing",
+    `Missing required parameter: ${param}.`,
+    param,
+  );
+
+export const notFound = (kind: string, id: string, param = "id") =>
+  new ApiError(404, "invalid_request_error", "resource_missing", `No such ${kind}: '${id}'.`, param);
+
+export const conflict = (code: string, message: string, param?: string) =>
+  new ApiError(409, "invalid_request_error", code, message, param);
+
+export const unauthenticated = (message: string) =>
+  new ApiError(401, "authentication_error", "unauthenticated", message);
+
+export const internal = () =>
+  new ApiError(
+    500,
+    "api_error",
+    "internal_error",
+    "Something went wrong on our side. Please try again later.",
+  );

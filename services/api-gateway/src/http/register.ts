@@ -1,0 +1,92 @@
+import type { Express, NextFunction, Request, Response } from "express";
+import type { Account, Deps, Reply } from "../context.ts";
+import { authenticateKey, checkAdminToken } from "./auth.ts";
+import { parseBody, parseFormJson } from "./body.ts";
+import { ApiError, unauthenticated } from "./errors.ts";
+import { requestHash, withIdempotency } from "./idempotency.ts";
+import type { RateLimiter } from "./rateLimit.ts";
+import { expressPath, type RouteSpec, type Schema } from "./route.ts";
+import { validate } from "./validate.ts";
+
+const noFields: Schema = { type: "object", additionalProperties: false, properties: {} };
+const bodyParser = parseBody();
+
+function readBody(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) =>
+    bodyParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+  );
+}
+
+/** In a form, an array field sent empty (`event_types=`) means the empty array. */
+function emptyFormArrays(body: Record<string, unknown>, schema: Schema): void {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  for (const [name, prop] of Object.entries(properties)) {
+    const value = body[name];
+    if (
+      prop.type === "array" &&
+      (value === "" || (Array.isArray(value) && value.length === 1 && value[0] === ""))
+    )
+      body[name] = [];
+  }
+}
+
+async function authenticate(
+  route: RouteSpec,
+  req: Request,
+  deps: Deps,
+  limiter: RateLimiter,
+): Promise<Account> {
+  if (route.auth === "account") {
+    const account = await authenticateKey(deps.prisma, req.headers.authorization);
+    limiter.take(account.id);
+    return account;
+  }
+  if (route.auth === "admin") {
+    if (!deps.config.adminToken)
+      throw unauthenticated("Operator routes are off: set ADMIN_TOKEN to use them.");
+    checkAdminToken(deps.config.adminToken, req.headers.authorization);
+  }
+  return { id: "", keyId: "" };
+}
+
+/** Registers every route of the table: auth, rate limit, body, validation, idempotency, handler. */
+export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, limiter: RateLimiter): void {
+  for (const route of routes) {
+    app[route.method](expressPath(route.path), async (req: Request, res: Response) => {
+      const account = await authenticate(route, req, deps, limiter);
+      const query = validate<Record<string, unknown>>(
+        route.query ?? noFields,
+        { ...req.query },
+        { coerce: true },
+      );
+      await readBody(req, res);
+      const body = req.body as Record<string, unknown>;
+      const bodySchema = route.body ?? noFields;
+      if (req.isForm) {
+        parseFormJson(body, route.formJson ?? []);
+        emptyFormArrays(body, bodySchema);
+      }
+      validate(bodySchema, body, { coerce: req.isForm === true });
+      const run = (): Promise<Reply> =>
+        route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });
+      const key = req.headers["idempotency-key"];
+      const reply =
+        route.method === "post" && route.auth === "account" && typeof key === "string"
+          ? await withIdempotency(deps.prisma, account.id, key, requestHash(req.method, req.path, body), run)
+          : await run();
+      if ("replayed" in reply && reply.replayed) res.setHeader("Idempotent-Replayed", "true");
+      res.status(reply.status ?? 200).json(reply.body);
+    });
+  }
+}
+
+export function notFoundHandler(req: Request, _res: Response, next: NextFunction): void {
+  next(
+    new ApiError(
+      404,
+      "invalid_request_error",
+      "unrecognized_url",
+      `Unrecognized request URL (${req.method} ${req.path}).`,
+    ),
+  );
+}

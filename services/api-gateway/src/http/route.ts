@@ -1,0 +1,46 @@
+import type { Ctx, Reply } from "../context.ts";
+
+/**
+ * One declarative route. The table of these (routes.ts) is registered on Express and turned
+ * into the OpenAPI document, so the reference cannot miss a route the gateway serves.
+ */
+export type Auth = "account" | "admin" | "none";
+
+export type Schema = Record<string, unknown>;
+
+export type RouteSpec = {
+  method: "get" | "post" | "delete";
+  /** OpenAPI form: `/v3/apps/{app}`. */
+  path: string;
+  auth: Auth;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Path parameters, each a string, with their descriptions. */
+  params?: Record<string, string>;
+  /** An object schema of the query string (values coerced from strings). */
+  query?: Schema;
+  /** An object schema of the body. */
+  body?: Schema;
+  /** Body fields whose value is JSON; a form body carries them as JSON strings. */
+  formJson?: readonly string[];
+  response: { status: number; schema: Schema; description: string };
+  // biome-ignore lint/suspicious/noExplicitAny: each route narrows its own context
+  handler: (ctx: Ctx<any, any, any>) => Promise<Reply>;
+};
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+export const listOf = (name: string): Schema => ({
+  type: "object",
+  required: ["object", "data", "has_more"],
+  properties: {
+    object: { const: "list" },
+    data: { type: "array", items: ref(name) },
+    has_more: { type: "boolean", description: "Whether another page follows in this direction." },
+  },
+});
+
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ":$1");
+}

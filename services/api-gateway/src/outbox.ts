@@ -1,0 +1,148 @@
+import type { Broker } from "@herald/broker";
+import type { MessageName, MessageTypes } from "@herald/contracts";
+import { newId, type Prisma, type PrismaClient } from "@herald/db";
+import type { Logger } from "@herald/runtime";
+
+/**
+ * The transactional outbox. A change and the message announcing it are written in one
+ * transaction (`stage`); after commit the message is published with publisher confirms
+ * (`publishAfterCommit`) and its row deleted once confirmed. The relay publishes every row
+ * older than `relayAfterMs` that is still there: the broker was down, the process died
+ * between commit and confirm, or the confirm was lost. A message can so be published twice;
+ * consumers dedupe by the ids inside it (the dispatcher by event id).
+ */
+export type OutboxRow = { id: bigint; name: string; messageId: string; payload: unknown; headers: unknown };
+
+type Tx = Pick<Prisma.TransactionClient, "outboxMessage">;
+
+export type OutboxOptions = { relayIntervalMs: number; relayAfterMs: number; batchSize?: number };
+
+export class Outbox {
+  private timer: NodeJS.Timeout | null = null;
+  private relaying: Promise<void> | null = null;
+  private confirmed: bigint[] = [];
+  private flushing: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly broker: Broker,
+    private readonly logger: Logger,
+    private readonly options: OutboxOptions,
+  ) {}
+
+  /** Writes a message inside the caller's transaction. */
+  async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
+    const messageId = newId("message");
+    return tx.outboxMessage.create({
+      data: { name, messageId, payload: payload as object, headers: {} },
+      select: { id: true, name: true, messageId: true, payload: true, headers: true },
+    });
+  }
+
+  /** Publishes committed rows without making the caller wait; the relay covers any failure. */
+  publishAfterCommit(rows: OutboxRow[]): void {
+    if (!this.broker.connected) return;
+    const work = Promise.all(rows.map((row) => this.publish(row))).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  private async publish(row: OutboxRow): Promise<void> {
+    await this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
+      messageId: row.messageId,
+      headers: row.headers as Record<string, string>,
+    });
+    this.confirmed.push(row.id);
+    if (this.confirmed.length >= 200) void this.flush();
+    else this.flushSoon();
+  }
+
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushSoon(): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, 20);
+  }
+
+  /** Deletes confirmed rows in one statement per batch. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (!this.confirmed.length) return;
+    const ids = this.confirmed;
+    this.confirmed = [];
+    this.flushing = this.prisma.outboxMessage
+      .deleteMany({ where: { id: { in: ids } } })
+      .then(() => undefined)
+      .catch((err) => {
+        // Left in place, the rows are republished by the relay; consumers dedupe.
+        this.logger.warn({ err, rows: ids.length }, "could not delete confirmed outbox rows");
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    await this.flushing;
+  }
+
+  /** One relay pass: publishes and deletes rows the inline publish left behind. Returns rows published. */
+  async relayOnce(): Promise<number> {
+    if (!this.broker.connected) return 0;
+    const batch = this.options.batchSize ?? 500;
+    const before = new Date(Date.now() - this.options.relayAfterMs);
+    let published = 0;
+    await this.prisma.$transaction(
+      async (tx) => {
+        const rows = await tx.$queryRaw<OutboxRow[]>`
+          SELECT id, name, message_id AS "messageId", payload, headers FROM outbox
+          WHERE created_at < ${before} ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`;
+        if (!rows.length) return;
+        await Promise.all(
+          rows.map((row) =>
+            this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
+              messageId: row.messageId,
+              headers: row.headers as Record<string, string>,
+            }),
+          ),
+        );
+        await tx.outboxMessage.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+        published = rows.length;
+      },
+      { timeout: 30_000 },
+    );
+    if (published) this.logger.info({ published }, "outbox relay published messages");
+    return published;
+  }
+
+  /** Runs the relay now (coalesced with a pass already running). */
+  kick(): Promise<void> {
+    this.relaying ??= (async () => {
+      try {
+        while ((await this.relayOnce()) > 0) {}
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, "outbox relay pass failed; will retry");
+      } finally {
+        this.relaying = null;
+      }
+    })();
+    return this.relaying;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.kick(), this.options.relayIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all([...this.inFlight]);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    await this.flush();
+    await this.relaying;
+  }
+}

@@ -1,0 +1,153 @@
+import { isId } from "@herald/db";
+import type { Ctx } from "../context.ts";
+import { notFound } from "../http/errors.ts";
+import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
+import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+
+type AttemptRow = {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  appId: string;
+  status: string;
+  attemptNumber: number;
+  url: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  durationMs: number | null;
+  traceId: string | null;
+  scheduledAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+};
+
+export const serializeAttempt = (a: AttemptRow) => ({
+  id: a.id,
+  object: "attempt" as const,
+  event: a.eventId,
+  endpoint: a.endpointId,
+  app: a.appId,
+  status: a.status,
+  attempt_number: a.attemptNumber,
+  url: a.url,
+  response_status: a.responseStatus,
+  response_body: a.responseBody,
+  error: a.error,
+  duration_ms: a.durationMs,
+  trace_id: a.traceId,
+  scheduled_at: iso(a.scheduledAt),
+  created_at: iso(a.createdAt),
+  completed_at: iso(a.completedAt),
+});
+
+export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
+
+export const attemptSchemas: Record<string, Schema> = {
+  Attempt: {
+    type: "object",
+    required: [
+      "id",
+      "object",
+      "event",
+      "endpoint",
+      "app",
+      "status",
+      "attempt_number",
+      "url",
+      "response_status",
+      "response_body",
+      "error",
+      "duration_ms",
+      "trace_id",
+      "scheduled_at",
+      "created_at",
+      "completed_at",
+    ],
+    properties: {
+      id: { type: "string", examples: ["atmpt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "attempt" },
+      event: { type: "string" },
+      endpoint: { type: "string" },
+      app: { type: "string" },
+      status: { enum: [...ATTEMPT_STATUSES] },
+      attempt_number: { type: "integer", minimum: 1 },
+      url: { type: "string" },
+      response_status: { type: ["integer", "null"] },
+      response_body: { type: ["string", "null"], description: "The first 4 KiB of the response body." },
+      error: {
+        type: ["string", "null"],
+        description:
+          "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, …",
+      },
+      duration_ms: { type: ["integer", "null"] },
+      trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },
+      scheduled_at: timestamp,
+      created_at: timestamp,
+      completed_at: nullableTimestamp,
+    },
+  },
+};
+
+type ListQuery = PageQuery & { endpoint?: string; event?: string; status?: string; app?: string };
+
+export const attemptRoutes: RouteSpec[] = [
+  {
+    method: "get",
+    path: "/v3/attempts",
+    auth: "account",
+    tag: "Attempts",
+    summary: "List attempts",
+    description: "Newest first. Filters combine.",
+    query: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        endpoint: { type: "string", description: "Only attempts to this endpoint." },
+        event: { type: "string", description: "Only attempts of this event." },
+        status: { enum: [...ATTEMPT_STATUSES], description: "Only attempts in this status." },
+        app: appRef,
+        ...pagingProperties,
+      },
+    },
+    response: { status: 200, schema: listOf("Attempt"), description: "A page of attempts, newest first." },
+    async handler({ account, query, deps }: Ctx<object, ListQuery>) {
+      const appId =
+        query.app !== undefined
+          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
+          : undefined;
+      const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
+      const rows = await deps.prisma.attempt.findMany({
+        where: {
+          accountId: account.id,
+          ...(query.endpoint !== undefined ? { endpointId: query.endpoint } : {}),
+          ...(query.event !== undefined ? { eventId: query.event } : {}),
+          ...(query.status !== undefined ? { status: query.status } : {}),
+          ...(appId ? { appId } : {}),
+          ...(cursor.id ? { id: cursor.id } : {}),
+        },
+        orderBy: { id: cursor.order },
+        take: cursor.take,
+      });
+      const list = toList(rows, cursor, query.limit);
+      return { body: { ...list, data: list.data.map(serializeAttempt) } };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/attempts/{id}",
+    auth: "account",
+    tag: "Attempts",
+    summary: "Retrieve an attempt",
+    params: { id: "The attempt's id." },
+    response: { status: 200, schema: ref("Attempt"), description: "The attempt." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const found = isId("attempt", params.id)
+        ? await deps.prisma.attempt.findFirst({ where: { id: params.id, accountId: account.id } })
+        : null;
+      if (!found) throw notFound("attempt", params.id);
+      return { body: serializeAttempt(found) };
+    },
+  },
+];

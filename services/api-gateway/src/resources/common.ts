@@ -1,0 +1,54 @@
+import { isId, type PrismaClient } from "@herald/db";
+import { notFound } from "../http/errors.ts";
+import type { Schema } from "../http/route.ts";
+
+export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export const timestamp: Schema = {
+  type: "string",
+  format: "date-time",
+  examples: ["2026-11-21T10:00:00.000Z"],
+};
+export const nullableTimestamp: Schema = { type: ["string", "null"], format: "date-time" };
+
+/** A time input: ISO 8601, or unix seconds. */
+export const timeInput: Schema = {
+  anyOf: [
+    { type: "string", format: "date-time" },
+    { type: "integer", minimum: 0 },
+  ],
+  description: "ISO 8601 time, or unix seconds.",
+};
+
+export function parseTime(value: string | number): Date {
+  if (typeof value === "number") return new Date(value * 1000);
+  return /^\d+$/.test(value) ? new Date(Number(value) * 1000) : new Date(value);
+}
+
+export const deleted = (id: string, object: string) => ({ id, object, deleted: true });
+
+export const deletedSchema = (object: string): Schema => ({
+  type: "object",
+  required: ["id", "object", "deleted"],
+  properties: { id: { type: "string" }, object: { const: object }, deleted: { const: true } },
+});
+
+/** An app named by its id or by the caller's uid, within one account; another account's is a 404. */
+export async function resolveApp(
+  prisma: Pick<PrismaClient, "app">,
+  accountId: string,
+  ref: string,
+  param: string,
+): Promise<{ id: string; uid: string | null }> {
+  const where = isId("app", ref) ? { id: ref, accountId } : { accountId, uid: ref };
+  const app = await prisma.app.findFirst({ where, select: { id: true, uid: true } });
+  if (!app) throw notFound("app", ref, param);
+  return app;
+}
+
+export const appRef: Schema = {
+  type: "string",
+  minLength: 1,
+  maxLength: 256,
+  description: "The app's id or its uid.",
+};

@@ -1,0 +1,315 @@
+import { isId, newId, type PrismaClient } from "@herald/db";
+import type { Ctx, Deps } from "../context.ts";
+import { notFound } from "../http/errors.ts";
+import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
+import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { appRef, deleted, deletedSchema, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+import {
+  checkEventTypes,
+  checkHeaders,
+  checkSecret,
+  checkUrl,
+  endpointFields,
+  generateSecret,
+} from "./endpointInput.ts";
+
+/** During a rotation the previous secret keeps signing beside the new one for 24 hours. */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+type EndpointRow = {
+  id: string;
+  appId: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  headers: unknown;
+  disabled: boolean;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export const serializeEndpoint = (e: EndpointRow) => ({
+  id: e.id,
+  object: "endpoint" as const,
+  app: e.appId,
+  url: e.url,
+  description: e.description,
+  event_types: e.eventTypes,
+  disabled: e.disabled,
+  disabled_reason: e.disabledReason,
+  headers: e.headers as Record<string, string>,
+  created_at: iso(e.createdAt),
+  updated_at: iso(e.updatedAt),
+});
+
+export const endpointSchemas: Record<string, Schema> = {
+  Endpoint: {
+    type: "object",
+    required: [
+      "id",
+      "object",
+      "app",
+      "url",
+      "description",
+      "event_types",
+      "disabled",
+      "disabled_reason",
+      "headers",
+      "created_at",
+      "updated_at",
+    ],
+    properties: {
+      id: { type: "string", examples: ["ep_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "endpoint" },
+      app: { type: "string", description: "The app's id." },
+      url: { type: "string" },
+      description: { type: "string" },
+      event_types: { type: "array", items: { type: "string" } },
+      disabled: { type: "boolean" },
+      disabled_reason: { type: ["string", "null"] },
+      headers: { type: "object", additionalProperties: { type: "string" } },
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+  },
+  EndpointSecret: {
+    type: "object",
+    required: ["object", "secret"],
+    properties: {
+      object: { const: "endpoint_secret" },
+      secret: { type: "string", examples: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"] },
+      previous_secret_expires_at: {
+        ...nullableTimestamp,
+        description: "Until then the previous secret signs too.",
+      },
+    },
+  },
+};
+
+/** A live (not deleted) endpoint of the account; anything else is a 404. */
+export async function findEndpoint(
+  prisma: Pick<PrismaClient, "endpoint">,
+  accountId: string,
+  id: string,
+  param = "id",
+) {
+  const found = isId("endpoint", id)
+    ? await prisma.endpoint.findFirst({ where: { id, accountId, deletedAt: null } })
+    : null;
+  if (!found) throw notFound("endpoint", id, param);
+  return found;
+}
+
+const byId = { id: "The endpoint's id." };
+
+type EndpointInput = {
+  url?: string;
+  description?: string;
+  event_types?: string[];
+  headers?: Record<string, string>;
+  disabled?: boolean;
+};
+
+async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) {
+  return {
+    ...(body.url !== undefined ? { url: checkUrl(body.url) } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.event_types !== undefined
+      ? { eventTypes: await checkEventTypes(deps.prisma, accountId, body.event_types) }
+      : {}),
+    ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
+    ...(body.disabled !== undefined
+      ? {
+          disabled: body.disabled,
+          disabledReason: body.disabled ? "Disabled through the API." : null,
+          failingSince: null,
+        }
+      : {}),
+  };
+}
+
+function secretReply(deps: Deps, e: { secret: string; previousSecretExpiresAt: Date | null }) {
+  const live =
+    e.previousSecretExpiresAt && e.previousSecretExpiresAt > new Date() ? e.previousSecretExpiresAt : null;
+  return {
+    body: {
+      object: "endpoint_secret",
+      secret: deps.secrets.open(e.secret),
+      previous_secret_expires_at: iso(live),
+    },
+  };
+}
+
+export const endpointRoutes: RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v3/endpoints",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Create an endpoint",
+    description:
+      "Registers a URL of one app. Without `secret` a new one is made; read it with `GET /v3/endpoints/{id}/secret`.",
+    body: {
+      type: "object",
+      additionalProperties: false,
+      required: ["app", "url"],
+      properties: {
+        app: appRef,
+        ...endpointFields,
+        secret: {
+          type: "string",
+          description: "A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes.",
+        },
+      },
+    },
+    response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
+    async handler({
+      account,
+      body,
+      deps,
+    }: Ctx<object, object, EndpointInput & { app: string; url: string; secret?: string }>) {
+      const app = await resolveApp(deps.prisma, account.id, body.app, "app");
+      const input = await checkedInput(deps, account.id, body);
+      const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
+      const created = await deps.prisma.endpoint.create({
+        data: {
+          id: newId("endpoint"),
+          accountId: account.id,
+          appId: app.id,
+          url: input.url!,
+          ...input,
+          secret: deps.secrets.seal(secret),
+        },
+      });
+      return { status: 201, body: serializeEndpoint(created) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "List endpoints",
+    query: { type: "object", additionalProperties: false, properties: { app: appRef, ...pagingProperties } },
+    response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
+    async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
+      const appId =
+        query.app !== undefined
+          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
+          : undefined;
+      const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
+      const rows = await deps.prisma.endpoint.findMany({
+        where: {
+          accountId: account.id,
+          deletedAt: null,
+          ...(appId ? { appId } : {}),
+          ...(cursor.id ? { id: cursor.id } : {}),
+        },
+        orderBy: { id: cursor.order },
+        take: cursor.take,
+      });
+      const list = toList(rows, cursor, query.limit);
+      return { body: { ...list, data: list.data.map(serializeEndpoint) } };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Retrieve an endpoint",
+    params: byId,
+    response: { status: 200, schema: ref("Endpoint"), description: "The endpoint." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      return { body: serializeEndpoint(await findEndpoint(deps.prisma, account.id, params.id)) };
+    },
+  },
+  {
+    method: "post",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Update an endpoint",
+    description:
+      "Fields you send replace the current ones (`headers` as a whole map). Enabling clears `disabled_reason`.",
+    params: byId,
+    body: { type: "object", additionalProperties: false, properties: { ...endpointFields } },
+    response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
+    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
+      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const input = await checkedInput(deps, account.id, body);
+      const updated = await deps.prisma.endpoint.update({
+        where: { id: found.id },
+        data: { ...input, updatedAt: new Date() },
+      });
+      return { body: serializeEndpoint(updated) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints/{id}/secret",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Retrieve an endpoint's signing secret",
+    params: byId,
+    response: { status: 200, schema: ref("EndpointSecret"), description: "The current secret." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      return secretReply(deps, await findEndpoint(deps.prisma, account.id, params.id));
+    },
+  },
+  {
+    method: "post",
+    path: "/v3/endpoints/{id}/secret/rotate",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Rotate an endpoint's signing secret",
+    description: "Makes a new secret (or sets `secret`). The old one keeps signing beside it for 24 hours.",
+    params: byId,
+    body: { type: "object", additionalProperties: false, properties: { secret: { type: "string" } } },
+    response: { status: 200, schema: ref("EndpointSecret"), description: "The new secret." },
+    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, { secret?: string }>) {
+      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
+      const updated = await deps.prisma.endpoint.update({
+        where: { id: found.id },
+        data: {
+          secret: deps.secrets.seal(secret),
+          previousSecret: found.secret,
+          previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS),
+          updatedAt: new Date(),
+        },
+      });
+      return secretReply(deps, updated);
+    },
+  },
+  {
+    method: "delete",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Delete an endpoint",
+    description:
+      "Nothing more is sent to it. Its pending retries are dropped (those deliveries become `dropped`); its deliveries and attempts stay readable.",
+    params: byId,
+    response: { status: 200, schema: deletedSchema("endpoint"), description: "The endpoint was deleted." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const deletedAt = new Date();
+      const row = await deps.prisma.$transaction(async (tx) => {
+        const changed = await tx.endpoint.updateMany({
+          where: { id: found.id, deletedAt: null },
+          data: { deletedAt },
+        });
+        if (changed.count === 0) throw notFound("endpoint", found.id);
+        return deps.outbox.stage(tx, "endpoint.deleted.v1", {
+          endpoint_id: found.id,
+          account_id: account.id,
+          deleted_at: deletedAt.toISOString(),
+        });
+      });
+      deps.outbox.publishAfterCommit([row]);
+      return { body: deleted(found.id, "endpoint") };
+    },
+  },
+];

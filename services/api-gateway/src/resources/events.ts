@@ -1,0 +1,228 @@
+import { isId, newId, type PrismaClient } from "@herald/db";
+import type { Ctx } from "../context.ts";
+import { ApiError, invalid, notFound } from "../http/errors.ts";
+import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
+import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+
+type DeliveryRow = {
+  eventId: string;
+  endpointId: string;
+  status: string;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  nextAttemptAt: Date | null;
+};
+type EventRow = { id: string; appId: string; type: string; data: unknown; createdAt: Date };
+
+const serializeDelivery = (d: DeliveryRow) => ({
+  endpoint: d.endpointId,
+  status: d.status,
+  attempts: d.attempts,
+  last_attempt_at: iso(d.lastAttemptAt),
+  next_attempt_at: iso(d.nextAttemptAt),
+});
+
+export const serializeEvent = (e: EventRow, deliveries: DeliveryRow[]) => ({
+  id: e.id,
+  object: "event" as const,
+  app: e.appId,
+  type: e.type,
+  data: e.data,
+  created_at: iso(e.createdAt),
+  deliveries: deliveries.map(serializeDelivery),
+});
+
+export const eventSchemas: Record<string, Schema> = {
+  Delivery: {
+    type: "object",
+    required: ["endpoint", "status", "attempts", "last_attempt_at", "next_attempt_at"],
+    properties: {
+      endpoint: { type: "string" },
+      status: {
+        enum: ["pending", "succeeded", "retrying", "failed", "dropped"],
+        description:
+          "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted while an attempt was due.",
+      },
+      attempts: { type: "integer", description: "Attempts made so far." },
+      last_attempt_at: nullableTimestamp,
+      next_attempt_at: nullableTimestamp,
+    },
+  },
+  Event: {
+    type: "object",
+    required: ["id", "object", "app", "type", "data", "created_at", "deliveries"],
+    properties: {
+      id: { type: "string", examples: ["evt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "event" },
+      app: { type: "string" },
+      type: { type: "string", examples: ["invoice.paid"] },
+      data: { type: "object", description: "The payload, as sent." },
+      created_at: timestamp,
+      deliveries: {
+        type: "array",
+        items: { $ref: "#/components/schemas/Delivery" },
+        description:
+          "One per receiving endpoint. Fan-out is asynchronous: this fills in as the dispatcher works.",
+      },
+    },
+  },
+};
+
+async function deliveriesOf(
+  prisma: Pick<PrismaClient, "delivery">,
+  eventIds: string[],
+): Promise<Map<string, DeliveryRow[]>> {
+  const rows = eventIds.length
+    ? await prisma.delivery.findMany({ where: { eventId: { in: eventIds } }, orderBy: { id: "asc" } })
+    : [];
+  const byEvent = new Map<string, DeliveryRow[]>();
+  for (const row of rows) byEvent.set(row.eventId, [...(byEvent.get(row.eventId) ?? []), row]);
+  return byEvent;
+}
+
+type SendBody = { app: string; type: string; data: Record<string, unknown> };
+
+export const eventRoutes: RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v3/events",
+    auth: "account",
+    tag: "Events",
+    summary: "Send an event",
+    description:
+      "Stores the event and queues it for every endpoint of the app that receives its type. The type must exist and not be archived. When the type has a schema, `data` that does not match is a 422 listing each violation, and the event is neither stored nor delivered.",
+    body: {
+      type: "object",
+      additionalProperties: false,
+      required: ["app", "type", "data"],
+      properties: {
+        app: appRef,
+        type: { type: "string", minLength: 1, maxLength: 64, description: "An event type name." },
+        data: { type: "object", description: "The payload: any JSON object. In a form body, a JSON string." },
+      },
+    },
+    formJson: ["data"],
+    response: { status: 201, schema: ref("Event"), description: "The event, accepted." },
+    async handler({ account, body, deps }: Ctx<object, object, SendBody>) {
+      const app = await resolveApp(deps.prisma, account.id, body.app, "app");
+      const type = await deps.prisma.eventType.findUnique({
+        where: { accountId_name: { accountId: account.id, name: body.type } },
+      });
+      if (!type)
+        throw invalid(
+          "type",
+          `No event type named '${body.type}'. Create it first with POST /v3/event-types.`,
+        );
+      if (type.archivedAt)
+        throw invalid(
+          "type",
+          `The event type '${body.type}' is archived and accepts no new events.`,
+          "event_type_archived",
+        );
+      if (type.schema !== null) {
+        const violations = deps.schemas.check(
+          `${type.id}:${type.updatedAt.getTime()}`,
+          type.schema,
+          body.data,
+        );
+        if (violations.length) {
+          throw new ApiError(
+            422,
+            "invalid_request_error",
+            "schema_validation_failed",
+            `data does not match the schema of '${body.type}': ${violations.map((v) => `${v.path} ${v.message}`).join("; ")}.`,
+            "data",
+            violations,
+          );
+        }
+      }
+      const id = newId("event");
+      const createdAt = new Date();
+      const [event, row] = await deps.prisma.$transaction(async (tx) => {
+        const event = await tx.event.create({
+          data: {
+            id,
+            accountId: account.id,
+            appId: app.id,
+            type: body.type,
+            data: body.data as object,
+            createdAt,
+          },
+        });
+        const row = await deps.outbox.stage(tx, "event.created.v1", {
+          event_id: id,
+          account_id: account.id,
+          app_id: app.id,
+          type: body.type,
+          created_at: createdAt.toISOString(),
+        });
+        return [event, row] as const;
+      });
+      deps.outbox.publishAfterCommit([row]);
+      return { status: 201, body: serializeEvent(event, []) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/events",
+    auth: "account",
+    tag: "Events",
+    summary: "List events",
+    query: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        app: appRef,
+        type: { type: "string", description: "Only events of this type." },
+        ...pagingProperties,
+      },
+    },
+    response: {
+      status: 200,
+      schema: listOf("Event"),
+      description: "A page of events with their deliveries, newest first.",
+    },
+    async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string; type?: string }>) {
+      const appId =
+        query.app !== undefined
+          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
+          : undefined;
+      const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
+      const rows = await deps.prisma.event.findMany({
+        where: {
+          accountId: account.id,
+          ...(appId ? { appId } : {}),
+          ...(query.type ? { type: query.type } : {}),
+          ...(cursor.id ? { id: cursor.id } : {}),
+        },
+        orderBy: { id: cursor.order },
+        take: cursor.take,
+      });
+      const list = toList(rows, cursor, query.limit);
+      const deliveries = await deliveriesOf(
+        deps.prisma,
+        list.data.map((e) => e.id),
+      );
+      return { body: { ...list, data: list.data.map((e) => serializeEvent(e, deliveries.get(e.id) ?? [])) } };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/events/{id}",
+    auth: "account",
+    tag: "Events",
+    summary: "Retrieve an event",
+    description: "The event with its payload and one delivery per receiving endpoint.",
+    params: { id: "The event's id." },
+    response: { status: 200, schema: ref("Event"), description: "The event." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const event = isId("event", params.id)
+        ? await deps.prisma.event.findFirst({ where: { id: params.id, accountId: account.id } })
+        : null;
+      if (!event) throw notFound("event", params.id);
+      const deliveries = await deliveriesOf(deps.prisma, [event.id]);
+      return { body: serializeEvent(event, deliveries.get(event.id) ?? []) };
+    },
+  },
+];

@@ -1,0 +1,160 @@
+import { isId, newId } from "@herald/db";
+import type { Ctx } from "../context.ts";
+import { invalid, notFound } from "../http/errors.ts";
+import { type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { iso, nullableTimestamp, parseTime, timeInput, timestamp } from "./common.ts";
+import { findEndpoint } from "./endpoints.ts";
+
+type ReplayRow = {
+  id: string;
+  endpointId: string;
+  since: Date | null;
+  eventId: string | null;
+  status: string;
+  queued: number;
+  createdAt: Date;
+  completedAt: Date | null;
+};
+
+export const serializeReplay = (r: ReplayRow) => ({
+  id: r.id,
+  object: "replay" as const,
+  endpoint: r.endpointId,
+  status: r.status,
+  queued: r.queued,
+  since: iso(r.since),
+  event: r.eventId,
+  created_at: iso(r.createdAt),
+  completed_at: iso(r.completedAt),
+});
+
+export const replaySchemas: Record<string, Schema> = {
+  Replay: {
+    type: "object",
+    required: [
+      "id",
+      "object",
+      "endpoint",
+      "status",
+      "queued",
+      "since",
+      "event",
+      "created_at",
+      "completed_at",
+    ],
+    properties: {
+      id: { type: "string", examples: ["rpl_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "replay" },
+      endpoint: { type: "string" },
+      status: { enum: ["queued", "running", "completed"] },
+      queued: { type: "integer", description: "How many failed deliveries this replay tries again." },
+      since: nullableTimestamp,
+      event: { type: ["string", "null"] },
+      created_at: timestamp,
+      completed_at: nullableTimestamp,
+    },
+  },
+};
+
+type ReplayBody = { since?: string | number; event?: string };
+
+export const replayRoutes: RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v3/endpoints/{id}/replay",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Replay failed deliveries",
+    description:
+      "Queues every `failed` delivery of the endpoint again, oldest first: all of them, only those that failed at or after `since`, or only `event`'s. `queued` is the exact number that will be tried. A disabled endpoint must be enabled first.",
+    params: { id: "The endpoint's id." },
+    body: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        since: {
+          ...timeInput,
+          description:
+            "Only deliveries whose last failure was at or after this time (ISO 8601 or unix seconds).",
+        },
+        event: { type: "string", description: "Only this event's delivery." },
+      },
+    },
+    response: { status: 202, schema: ref("Replay"), description: "The replay, queued." },
+    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, ReplayBody>) {
+      const endpoint = await findEndpoint(deps.prisma, account.id, params.id);
+      if (endpoint.disabled)
+        throw invalid(
+          undefined,
+          "The endpoint is disabled; enable it before replaying its deliveries.",
+          "endpoint_disabled",
+        );
+      const since = body.since !== undefined ? parseTime(body.since) : null;
+      if (since && Number.isNaN(since.getTime()))
+        throw invalid("since", "since must be an ISO 8601 time or unix seconds.");
+      if (body.event !== undefined) {
+        const event = isId("event", body.event)
+          ? await deps.prisma.event.findFirst({
+              where: { id: body.event, accountId: account.id },
+              select: { id: true },
+            })
+          : null;
+        if (!event) throw notFound("event", body.event, "event");
+      }
+      // The cutoff pins the set: deliveries failing after the request are not part of it.
+      const cutoff = new Date();
+      const [replay, row] = await deps.prisma.$transaction(async (tx) => {
+        const queued = await tx.delivery.count({
+          where: {
+            endpointId: endpoint.id,
+            status: "failed",
+            lastAttemptAt: { ...(since ? { gte: since } : {}), lte: cutoff },
+            ...(body.event !== undefined ? { eventId: body.event } : {}),
+          },
+        });
+        const replay = await tx.replay.create({
+          data: {
+            id: newId("replay"),
+            accountId: account.id,
+            endpointId: endpoint.id,
+            since,
+            eventId: body.event ?? null,
+            status: queued ? "queued" : "completed",
+            queued,
+            createdAt: cutoff,
+            completedAt: queued ? null : cutoff,
+          },
+        });
+        const row = queued
+          ? await deps.outbox.stage(tx, "replay.requested.v1", {
+              replay_id: replay.id,
+              account_id: account.id,
+              endpoint_id: endpoint.id,
+              since: since?.toISOString() ?? null,
+              event_id: body.event ?? null,
+              cutoff: cutoff.toISOString(),
+            })
+          : null;
+        return [replay, row] as const;
+      });
+      if (row) deps.outbox.publishAfterCommit([row]);
+      return { status: 202, body: serializeReplay(replay) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/replays/{id}",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Retrieve a replay",
+    params: { id: "The replay's id." },
+    response: { status: 200, schema: ref("Replay"), description: "The replay and its status." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const found = isId("replay", params.id)
+        ? await deps.prisma.replay.findFirst({ where: { id: params.id, accountId: account.id } })
+        : null;
+      if (!found) throw notFound("replay", params.id);
+      return { body: serializeReplay(found) };
+    },
+  },
+];
