@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { PrismaClient } from "@herald/db";
+import type { PrismaClient, SecretBox } from "@herald/db";
 import type { Reply } from "../context.ts";
 import { ApiError, conflict, invalid } from "./errors.ts";
 
@@ -8,6 +8,8 @@ import { ApiError, conflict, invalid } from "./errors.ts";
  * first response again and does nothing twice; the same key with another request is a 409.
  * A placeholder row is written before the work, so a concurrent retry gets a 409 instead of
  * doing the work a second time. Server errors are not remembered: the retry runs again.
+ * Remembered bodies are sealed with the secret box: some carry secrets shown once (a new API
+ * key, a rotated signing secret) that must not sit in the database in the clear.
  */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -30,6 +32,7 @@ export type Replayed = Reply & { replayed?: boolean };
 
 export async function withIdempotency(
   prisma: Pick<PrismaClient, "idempotencyRecord">,
+  secrets: SecretBox,
   accountId: string,
   key: string,
   hash: string,
@@ -67,20 +70,27 @@ export async function withIdempotency(
         "Idempotency-Key",
       );
     }
-    return { status: found.responseStatus, body: found.responseBody, replayed: true };
+    const sealed = (found.responseBody as { sealed: string }).sealed;
+    return { status: found.responseStatus, body: JSON.parse(secrets.open(sealed)), replayed: true };
   }
   try {
     const reply = await run();
     await prisma.idempotencyRecord.update({
       where: id,
-      data: { responseStatus: reply.status ?? 200, responseBody: reply.body as object },
+      data: {
+        responseStatus: reply.status ?? 200,
+        responseBody: { sealed: secrets.seal(JSON.stringify(reply.body)) },
+      },
     });
     return reply;
   } catch (err) {
     if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
       await prisma.idempotencyRecord.update({
         where: id,
-        data: { responseStatus: err.status, responseBody: err.toBody() as object },
+        data: {
+          responseStatus: err.status,
+          responseBody: { sealed: secrets.seal(JSON.stringify(err.toBody())) },
+        },
       });
     } else {
       await prisma.idempotencyRecord.delete({ where: id }).catch(() => {});

@@ -72,7 +72,14 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
       const key = req.headers["idempotency-key"];
       const reply =
         route.method === "post" && route.auth === "account" && typeof key === "string"
-          ? await withIdempotency(deps.prisma, account.id, key, requestHash(req.method, req.path, body), run)
+          ? await withIdempotency(
+              deps.prisma,
+              deps.secrets,
+              account.id,
+              key,
+              requestHash(req.method, req.path, body),
+              run,
+            )
           : await run();
       if ("replayed" in reply && reply.replayed) res.setHeader("Idempotent-Replayed", "true");
       res.status(reply.status ?? 200).json(reply.body);

@@ -48,10 +48,11 @@ const description: Schema = {
   maxLength: 4096,
   description: "What the event means, for your customers.",
 };
+// Untyped on purpose: whatever is not a JSON Schema object is refused by compileSchema with
+// the specific `invalid_schema` error rather than a generic type error.
 const schema: Schema = {
-  type: ["object", "null"],
   description:
-    "A JSON Schema that every event of this type must match (`null` for none). In a form body, a JSON string.",
+    "A JSON Schema object that every event of this type must match (`null` for none). In a form body, a JSON string.",
 };
 
 export const eventTypeSchemas: Record<string, Schema> = {

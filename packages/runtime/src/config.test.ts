@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, ConfigReader, parseDuration } from "./config.ts";
+
+describe("config", () => {
+  it("parses durations", () => {
+    expect(parseDuration("5s")).toBe(5000);
+    expect(parseDuration("5m")).toBe(300_000);
+    expect(parseDuration("2h")).toBe(7_200_000);
+    expect(parseDuration("5d")).toBe(432_000_000);
+    expect(parseDuration("250")).toBe(250);
+    expect(parseDuration("1.5s")).toBe(1500);
+    expect(parseDuration("soon")).toBeNull();
+  });
+
+  it("collects every bad variable into one error that names each", () => {
+    const r = new ConfigReader({ PORT: "http", FLAG: "maybe", URL: "ftp://x", WAIT: "later" });
+    expect(r.int("PORT", 8080, { max: 65535 })).toBe(8080);
+    r.bool("FLAG", false);
+    r.url("URL", "amqp://localhost", ["amqp:"]);
+    r.duration("WAIT", 1000);
+    r.required("MISSING", "a hint");
+    expect(() => r.done()).toThrow(ConfigError);
+    try {
+      r.done();
+    } catch (err) {
+      const problems = (err as ConfigError).problems;
+      expect(problems).toHaveLength(5);
+      for (const name of ["PORT", "FLAG", "URL", "WAIT", "MISSING"])
+        expect(problems.join("\n")).toContain(name);
+    }
+  });
+
+  it("uses defaults for unset and empty variables", () => {
+    const r = new ConfigReader({ EMPTY: "" });
+    expect(r.string("EMPTY", "fallback")).toBe("fallback");
+    expect(r.int("UNSET", 7)).toBe(7);
+    expect(r.bool("UNSET", true)).toBe(true);
+    expect(() => r.done()).not.toThrow();
+  });
+});

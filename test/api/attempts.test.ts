@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { expectList } from "../support/openapi.ts";
+import { type Seeder, seeder } from "../support/seed.ts";
+
+let gw: TestGateway;
+let seed: Seeder;
+let endpoints: string[];
+let events: string[];
+const deliveries: string[] = [];
+
+beforeAll(async () => {
+  gw = await startGateway();
+  seed = seeder(gw.databaseUrl);
+  await gw.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
+  await gw.request("POST", "/v3/event-types", { json: { name: "order.placed" } });
+  endpoints = [];
+  for (const host of ["a", "b"]) {
+    endpoints.push(
+      (
+        await gw.request("POST", "/v3/endpoints", {
+          json: { app: "acme", url: `https://${host}.example.com` },
+        })
+      ).body.id,
+    );
+  }
+  events = [];
+  for (let i = 0; i < 3; i++) {
+    events.push(
+      (await gw.request("POST", "/v3/events", { json: { app: "acme", type: "order.placed", data: { i } } }))
+        .body.id,
+    );
+  }
+  for (const eventId of events) {
+    for (const endpointId of endpoints)
+      deliveries.push(await seed.delivery({ eventId, endpointId, status: "retrying" }));
+  }
+  // 6 deliveries × 20 attempts = 120 attempts, in three statuses.
+  const statuses = ["failed", "succeeded", "pending"];
+  for (let n = 1; n <= 20; n++) {
+    for (const [i, deliveryId] of deliveries.entries()) {
+      await seed.attempt({ deliveryId, status: statuses[(n + i) % 3]!, attemptNumber: n });
+    }
+  }
+});
+afterAll(async () => {
+  await seed.close();
+  await gw.close();
+});
+
+type Page = { data: { id: string; endpoint: string; event: string; status: string }[]; has_more: boolean };
+
+describe("listing attempts", () => {
+  it("defaults to 25, newest first", async () => {
+    const res = await gw.request("GET", "/v3/attempts");
+    expectList(res.body, "Attempt");
+    expect(res.body.data).toHaveLength(25);
+    expect(res.body.has_more).toBe(true);
+    const ids = res.body.data.map((a: { id: string }) => a.id);
+    expect([...ids].sort().reverse()).toEqual(ids);
+  });
+
+  it("filters by endpoint, event, status, app, and all of them together", async () => {
+    const byEndpoint: Page = (await gw.request("GET", `/v3/attempts?endpoint=${endpoints[0]}&limit=100`))
+      .body;
+    expect(byEndpoint.data).toHaveLength(60);
+    expect(byEndpoint.data.every((a) => a.endpoint === endpoints[0])).toBe(true);
+
+    const byEvent: Page = (await gw.request("GET", `/v3/attempts?event=${events[1]}&limit=100`)).body;
+    expect(byEvent.data).toHaveLength(40);
+    expect(byEvent.data.every((a) => a.event === events[1])).toBe(true);
+
+    for (const status of ["succeeded", "failed", "pending"]) {
+      const byStatus: Page = (await gw.request("GET", `/v3/attempts?status=${status}&limit=100`)).body;
+      expect(byStatus.data).toHaveLength(40);
+      expect(byStatus.data.every((a) => a.status === status)).toBe(true);
+    }
+    expect((await gw.request("GET", "/v3/attempts?app=acme&limit=1")).body.data).toHaveLength(1);
+
+    const all: Page = (
+      await gw.request(
+        "GET",
+        `/v3/attempts?endpoint=${endpoints[1]}&event=${events[2]}&status=failed&app=acme`,
+      )
+    ).body;
+    expect(all.data.length).toBeGreaterThan(0);
+    expect(
+      all.data.every((a) => a.endpoint === endpoints[1] && a.event === events[2] && a.status === "failed"),
+    ).toBe(true);
+
+    const bad = await gw.request("GET", "/v3/attempts?status=weird");
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("status");
+  });
+
+  it("walks 120+ attempts with no overlap and no gap while new ones arrive", async () => {
+    const seen: string[] = [];
+    const expected = (
+      await gw.gateway.deps.prisma.attempt.findMany({ select: { id: true }, orderBy: { id: "desc" } })
+    ).map((a) => a.id);
+    expect(expected.length).toBeGreaterThanOrEqual(120);
+    let cursor: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page: Page = (
+        await gw.request("GET", `/v3/attempts?limit=7${cursor ? `&starting_after=${cursor}` : ""}`)
+      ).body;
+      seen.push(...page.data.map((a) => a.id));
+      pages++;
+      // New attempts arrive between pages; they are newer than every cursor handed out.
+      await seed.attempt({
+        deliveryId: deliveries[pages % deliveries.length]!,
+        status: "pending",
+        attemptNumber: 100 + pages,
+      });
+      if (!page.has_more) break;
+      cursor = page.data.at(-1)!.id;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expected);
+  });
+
+  it("walks back with ending_before to the newest page", async () => {
+    const first: Page = (await gw.request("GET", "/v3/attempts?limit=10")).body;
+    const second: Page = (
+      await gw.request("GET", `/v3/attempts?limit=10&starting_after=${first.data.at(-1)!.id}`)
+    ).body;
+    const back: Page = (await gw.request("GET", `/v3/attempts?limit=10&ending_before=${second.data[0]!.id}`))
+      .body;
+    expect(back.data).toEqual(first.data);
+    const newer: Page = (await gw.request("GET", `/v3/attempts?limit=10&ending_before=${first.data[0]!.id}`))
+      .body;
+    expect(newer.data).toEqual([]);
+    expect(newer.has_more).toBe(false);
+  });
+
+  it("bounds limit strictly and checks cursors", async () => {
+    for (const limit of ["0", "101", "-1", "2.5", "ten"]) {
+      const res = await gw.request("GET", `/v3/attempts?limit=${limit}`);
+      expect(res.status, limit).toBe(400);
+      expect(res.body.error.param).toBe("limit");
+    }
+    expect((await gw.request("GET", "/v3/attempts?limit=100")).body.data).toHaveLength(100);
+    expect((await gw.request("GET", "/v3/attempts?limit=1")).body.data).toHaveLength(1);
+    const badCursor = await gw.request("GET", "/v3/attempts?starting_after=evt_nope");
+    expect(badCursor.body.error.param).toBe("starting_after");
+  });
+
+  it("retrieves one attempt", async () => {
+    const one = (await gw.request("GET", "/v3/attempts?limit=1")).body.data[0];
+    expect((await gw.request("GET", `/v3/attempts/${one.id}`)).body).toEqual(one);
+  });
+});

@@ -1,0 +1,243 @@
+import { topologyNames } from "@herald/broker";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { drainQueue } from "../support/isolation.ts";
+import { expectList, expectMatches } from "../support/openapi.ts";
+import { type Seeder, seeder } from "../support/seed.ts";
+
+let gw: TestGateway;
+let seed: Seeder;
+beforeAll(async () => {
+  gw = await startGateway();
+  seed = seeder(gw.databaseUrl);
+  await gw.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
+  for (const name of ["invoice.paid", "invoice.voided"])
+    await gw.request("POST", "/v3/event-types", { json: { name } });
+});
+afterAll(async () => {
+  await seed.close();
+  await gw.close();
+});
+
+describe.each(["json", "form"] as const)("endpoints with %s bodies", (mode) => {
+  const send = (method: string, path: string, values: Record<string, unknown>) =>
+    gw.request(method, path, mode === "json" ? { json: values } : { form: values });
+
+  it("creates, retrieves, lists, updates, disables and enables an endpoint", async () => {
+    const created = await send("POST", "/v3/endpoints", {
+      app: "acme",
+      url: "https://hooks.example.com/herald",
+      description: "Billing",
+      event_types: ["invoice.paid"],
+      headers: { "X-Tenant": "acme" },
+    });
+    expect(created.status).toBe(201);
+    expectMatches(created.body, "Endpoint");
+    expect(created.body).toMatchObject({
+      object: "endpoint",
+      url: "https://hooks.example.com/herald",
+      description: "Billing",
+      event_types: ["invoice.paid"],
+      headers: { "X-Tenant": "acme" },
+      disabled: false,
+      disabled_reason: null,
+    });
+    expect(JSON.stringify(created.body)).not.toContain("whsec_");
+    const id = created.body.id as string;
+    expect((await gw.request("GET", `/v3/endpoints/${id}`)).body).toEqual(created.body);
+
+    const list = await gw.request("GET", "/v3/endpoints?app=acme");
+    expectList(list.body, "Endpoint");
+    expect(list.body.data.map((e: { id: string }) => e.id)).toContain(id);
+
+    const updated = await send("POST", `/v3/endpoints/${id}`, {
+      event_types: ["invoice.paid", "invoice.voided"],
+      disabled: true,
+    });
+    expect(updated.body).toMatchObject({ event_types: ["invoice.paid", "invoice.voided"], disabled: true });
+    expect(updated.body.disabled_reason).toEqual(expect.any(String));
+    const enabled = await send("POST", `/v3/endpoints/${id}`, {
+      disabled: false,
+      url: "http://hooks.example.com/v2",
+    });
+    expect(enabled.body).toMatchObject({
+      disabled: false,
+      disabled_reason: null,
+      url: "http://hooks.example.com/v2",
+    });
+  });
+
+  it("reads and rotates the signing secret, keeping the old one for 24 hours", async () => {
+    const created = await send("POST", "/v3/endpoints", { app: "acme", url: "https://example.com/a" });
+    const id = created.body.id as string;
+    const first = await gw.request("GET", `/v3/endpoints/${id}/secret`);
+    expectMatches(first.body, "EndpointSecret");
+    expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    // A secret Herald makes is one the Standard Webhooks reference library accepts.
+    expect(() => new Webhook(first.body.secret)).not.toThrow();
+
+    const rotated = await send("POST", `/v3/endpoints/${id}/secret/rotate`, {});
+    expect(rotated.body.secret).not.toBe(first.body.secret);
+    const overlap = Date.parse(rotated.body.previous_secret_expires_at) - Date.now();
+    expect(overlap).toBeGreaterThan(23 * 3600 * 1000);
+    expect(overlap).toBeLessThanOrEqual(24 * 3600 * 1000);
+    expect((await gw.request("GET", `/v3/endpoints/${id}/secret`)).body.secret).toBe(rotated.body.secret);
+
+    const own = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    expect((await send("POST", `/v3/endpoints/${id}/secret/rotate`, { secret: own })).body.secret).toBe(own);
+  });
+
+  it("accepts a secret of the caller's own at creation", async () => {
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const created = await send("POST", "/v3/endpoints", {
+      app: "acme",
+      url: "https://example.com/own",
+      secret,
+    });
+    expect((await gw.request("GET", `/v3/endpoints/${created.body.id}/secret`)).body.secret).toBe(secret);
+  });
+});
+
+describe("endpoint rules", () => {
+  it.each([
+    ["url", { url: "ftp://example.com" }],
+    ["url", { url: "not a url" }],
+    ["url", { url: "https://user:pw@example.com" }],
+    ["event_types[1]", { event_types: ["invoice.paid", "nope.missing"] }],
+    ["headers[webhook-signature]", { headers: { "webhook-signature": "x" } }],
+    ["headers[Content-Type]", { headers: { "Content-Type": "text/plain" } }],
+    ["headers[bad header]", { headers: { "bad header": "x" } }],
+    ["secret", { secret: "whsec_short" }],
+    ["secret", { secret: "not-a-secret" }],
+    ["app", { app: "no-such-app" }],
+  ])("refuses a bad %s", async (param, overrides) => {
+    const res = await gw.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: "https://example.com/x", ...overrides },
+    });
+    expect(res.status).toBe(param === "app" ? 404 : 400);
+    expect(res.body.error.param).toBe(param);
+  });
+
+  it("clears the event type filter with an empty form field", async () => {
+    const created = await gw.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: "https://example.com/f", event_types: ["invoice.paid"] },
+    });
+    const cleared = await gw.request("POST", `/v3/endpoints/${created.body.id}`, {
+      raw: { type: "application/x-www-form-urlencoded", body: "event_types=" },
+    });
+    expect(cleared.body.event_types).toEqual([]);
+  });
+});
+
+describe("deleting an endpoint", () => {
+  it("answers deleted, hides it, keeps its log readable, and announces it to the dispatcher", async () => {
+    const created = await gw.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: "https://example.com/del" },
+    });
+    const id = created.body.id as string;
+    const event = await gw.request("POST", "/v3/events", {
+      json: { app: "acme", type: "invoice.paid", data: { n: 1 } },
+    });
+    const delivery = await seed.delivery({ eventId: event.body.id, endpointId: id, status: "failed" });
+    const attempt = await seed.attempt({ deliveryId: delivery, status: "failed", attemptNumber: 1 });
+
+    const res = await gw.request("DELETE", `/v3/endpoints/${id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id, object: "endpoint", deleted: true });
+    expect((await gw.request("GET", `/v3/endpoints/${id}`)).status).toBe(404);
+    expect((await gw.request("DELETE", `/v3/endpoints/${id}`)).status).toBe(404);
+    expect(
+      (await gw.request("GET", "/v3/endpoints?app=acme")).body.data.map((e: { id: string }) => e.id),
+    ).not.toContain(id);
+
+    const attempts = await gw.request("GET", `/v3/attempts?endpoint=${id}`);
+    expect(attempts.body.data.map((a: { id: string }) => a.id)).toEqual([attempt]);
+    expect((await gw.request("GET", `/v3/events/${event.body.id}`)).body.deliveries).toEqual([
+      expect.objectContaining({ endpoint: id, status: "failed" }),
+    ]);
+
+    await expect
+      .poll(async () => await gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 })
+      .toBe(0);
+    const messages = await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
+    expect(messages).toEqual([
+      expect.objectContaining({
+        name: "endpoint.deleted.v1",
+        body: expect.objectContaining({ endpoint_id: id }),
+      }),
+    ]);
+  });
+});
+
+describe("replaying an endpoint's failed deliveries", () => {
+  it("queues exactly the failed deliveries that match, all, since a time, or one event", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://example.com/r" } })
+    ).body.id as string;
+    const events: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      events.push(
+        (await gw.request("POST", "/v3/events", { json: { app: "acme", type: "invoice.paid", data: { i } } }))
+          .body.id,
+      );
+    }
+    const old = new Date(Date.now() - 3600_000);
+    await seed.delivery({ eventId: events[0]!, endpointId: ep, status: "failed", lastAttemptAt: old });
+    await seed.delivery({ eventId: events[1]!, endpointId: ep, status: "failed" });
+    await seed.delivery({ eventId: events[2]!, endpointId: ep, status: "succeeded" });
+    await seed.delivery({ eventId: events[3]!, endpointId: ep, status: "retrying" });
+    await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
+
+    const all = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { form: {} });
+    expect(all.status).toBe(202);
+    expectMatches(all.body, "Replay");
+    expect(all.body).toMatchObject({ object: "replay", endpoint: ep, queued: 2, status: "queued" });
+
+    const since = await gw.request("POST", `/v3/endpoints/${ep}/replay`, {
+      form: { since: Math.floor((Date.now() - 600_000) / 1000) },
+    });
+    expect(since.body.queued).toBe(1);
+    const sinceIso = await gw.request("POST", `/v3/endpoints/${ep}/replay`, {
+      json: { since: new Date(old.getTime() - 1000).toISOString() },
+    });
+    expect(sinceIso.body.queued).toBe(2);
+    const one = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: events[0] } });
+    expect(one.body).toMatchObject({ queued: 1, event: events[0] });
+    const none = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: events[2] } });
+    expect(none.body).toMatchObject({ queued: 0, status: "completed" });
+
+    expect((await gw.request("GET", `/v3/replays/${all.body.id}`)).body).toEqual(all.body);
+    await expect
+      .poll(async () => await gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 })
+      .toBe(0);
+    const messages = await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
+    // One message per replay that queued something; the empty one needs no dispatcher work.
+    expect(messages.map((m) => m.name)).toEqual(Array(4).fill("replay.requested.v1"));
+    expect(messages[0]!.body).toMatchObject({
+      replay_id: all.body.id,
+      endpoint_id: ep,
+      since: null,
+      event_id: null,
+    });
+  });
+
+  it("refuses a bad since, an unknown event and a disabled endpoint", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://example.com/r2" } })
+    ).body.id as string;
+    expect(
+      (await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { since: "yesterday" } })).body.error
+        .param,
+    ).toBe("since");
+    const unknown = await gw.request("POST", `/v3/endpoints/${ep}/replay`, {
+      json: { event: "evt_01M804J3XYDPH8SHENBBVWZHZH" },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.param).toBe("event");
+    await gw.request("POST", `/v3/endpoints/${ep}`, { json: { disabled: true } });
+    expect((await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} })).body.error.code).toBe(
+      "endpoint_disabled",
+    );
+  });
+});

@@ -1,0 +1,158 @@
+import { topologyNames } from "@herald/broker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { drainQueue } from "../support/isolation.ts";
+import { expectList, expectMatches } from "../support/openapi.ts";
+import { type Seeder, seeder } from "../support/seed.ts";
+
+let gw: TestGateway;
+let seed: Seeder;
+let appId: string;
+const schema = {
+  type: "object",
+  required: ["invoice_id", "amount"],
+  properties: {
+    invoice_id: { type: "string", pattern: "^in_" },
+    amount: { type: "integer", minimum: 1 },
+    currency: { enum: ["eur", "usd"] },
+  },
+};
+
+beforeAll(async () => {
+  gw = await startGateway();
+  seed = seeder(gw.databaseUrl);
+  appId = (await gw.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } })).body.id;
+  await gw.request("POST", "/v3/event-types", {
+    json: { name: "invoice.paid", description: "Paid", schema },
+  });
+  await gw.request("POST", "/v3/event-types", { json: { name: "user.signed_up" } });
+});
+afterAll(async () => {
+  await seed.close();
+  await gw.close();
+});
+
+describe.each(["json", "form"] as const)("sending events with %s bodies", (mode) => {
+  const send = (values: Record<string, unknown>) =>
+    gw.request("POST", "/v3/events", mode === "json" ? { json: values } : { form: values });
+
+  it("stores the event, answers 201 with empty deliveries, and queues it for the dispatcher", async () => {
+    const queue = topologyNames(gw.prefix).queues.dispatcherEvents;
+    await expect.poll(() => gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 }).toBe(0);
+    await drainQueue(queue);
+    const data = { invoice_id: "in_1", amount: 1200, currency: "eur", nested: { ok: true } };
+    const res = await send({ app: "acme", type: "invoice.paid", data });
+    expect(res.status).toBe(201);
+    expectMatches(res.body, "Event");
+    expect(res.body).toMatchObject({
+      object: "event",
+      app: appId,
+      type: "invoice.paid",
+      data,
+      deliveries: [],
+    });
+    expect(res.body.id).toMatch(/^evt_/);
+
+    expect((await gw.request("GET", `/v3/events/${res.body.id}`)).body).toEqual(res.body);
+    await expect.poll(() => gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 }).toBe(0);
+    const messages = await drainQueue(queue);
+    expect(messages).toEqual([
+      expect.objectContaining({
+        name: "event.created.v1",
+        body: expect.objectContaining({ event_id: res.body.id, app_id: appId, type: "invoice.paid" }),
+      }),
+    ]);
+  });
+
+  it("rejects data that breaks the schema with a 422 listing each violation, storing nothing", async () => {
+    const before = await gw.gateway.deps.prisma.event.count();
+    const res = await send({
+      app: "acme",
+      type: "invoice.paid",
+      data: { invoice_id: "x_1", currency: "gbp" },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "schema_validation_failed",
+      param: "data",
+    });
+    expect(res.body.error.details).toEqual(
+      expect.arrayContaining([
+        { path: "/amount", message: "is required" },
+        { path: "/invoice_id", message: expect.stringContaining("pattern") },
+        { path: "/currency", message: expect.stringContaining("allowed values") },
+      ]),
+    );
+    expect(res.body.error.details).toHaveLength(3);
+    expect(await gw.gateway.deps.prisma.event.count()).toBe(before);
+  });
+
+  it("accepts any object for a type without a schema", async () => {
+    const res = await send({ app: appId, type: "user.signed_up", data: { anything: [1, "two", null] } });
+    expect(res.status).toBe(201);
+  });
+});
+
+describe("event rules", () => {
+  it("needs an existing, unarchived type and an object payload", async () => {
+    const unknown = await gw.request("POST", "/v3/events", {
+      json: { app: "acme", type: "nope.never", data: {} },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.param).toBe("type");
+
+    await gw.request("POST", "/v3/event-types", { json: { name: "old.thing" } });
+    await gw.request("POST", "/v3/event-types/old.thing/archive");
+    const archived = await gw.request("POST", "/v3/events", {
+      json: { app: "acme", type: "old.thing", data: {} },
+    });
+    expect(archived.status).toBe(400);
+    expect(archived.body.error).toMatchObject({ code: "event_type_archived", param: "type" });
+
+    const notObject = await gw.request("POST", "/v3/events", {
+      json: { app: "acme", type: "user.signed_up", data: [1] },
+    });
+    expect(notObject.body.error.param).toBe("data");
+    const noApp = await gw.request("POST", "/v3/events", {
+      json: { app: "ghost", type: "user.signed_up", data: {} },
+    });
+    expect(noApp.status).toBe(404);
+    expect(noApp.body.error.param).toBe("app");
+  });
+
+  it("returns each delivery's status and attempt count with the event", async () => {
+    const ep1 = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://a.example.com" } })
+    ).body.id;
+    const ep2 = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://b.example.com" } })
+    ).body.id;
+    const event = (
+      await gw.request("POST", "/v3/events", { json: { app: "acme", type: "user.signed_up", data: {} } })
+    ).body;
+    await seed.delivery({ eventId: event.id, endpointId: ep1, status: "succeeded", attempts: 1 });
+    await seed.delivery({ eventId: event.id, endpointId: ep2, status: "retrying", attempts: 2 });
+    const res = await gw.request("GET", `/v3/events/${event.id}`);
+    expectMatches(res.body, "Event");
+    expect(res.body.deliveries).toEqual([
+      expect.objectContaining({ endpoint: ep1, status: "succeeded", attempts: 1 }),
+      expect.objectContaining({ endpoint: ep2, status: "retrying", attempts: 2 }),
+    ]);
+  });
+
+  it("lists events newest first, filtered by app and type", async () => {
+    const other = (await gw.request("POST", "/v3/apps", { json: { name: "Other" } })).body.id;
+    const mine = (
+      await gw.request("POST", "/v3/events", { json: { app: other, type: "user.signed_up", data: { k: 1 } } })
+    ).body.id;
+    const byApp = await gw.request("GET", `/v3/events?app=${other}`);
+    expectList(byApp.body, "Event");
+    expect(byApp.body.data.map((e: { id: string }) => e.id)).toEqual([mine]);
+    const byType = await gw.request("GET", "/v3/events?app=acme&type=invoice.paid");
+    expect(byType.body.data.every((e: { type: string }) => e.type === "invoice.paid")).toBe(true);
+    expect(byType.body.data.length).toBeGreaterThan(0);
+    const ids = (await gw.request("GET", "/v3/events?limit=100")).body.data.map((e: { id: string }) => e.id);
+    expect([...ids].sort().reverse()).toEqual(ids);
+  });
+});

@@ -1,0 +1,86 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { PG_URL } from "./support/env.ts";
+import { createTestDatabase } from "./support/isolation.ts";
+
+/**
+ * The numbered SQL migrations and the Prisma schema must describe the same database: a
+ * database built by the migrations and one built straight from schema.prisma (through
+ * `prisma migrate diff --from-empty`) must have the same columns, indexes and constraints.
+ */
+const dbPackage = join(import.meta.dirname, "..", "packages", "db");
+const dropped: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const drop of dropped) await drop();
+});
+
+async function catalog(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const columns = await client.query(`
+      SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision
+      FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`);
+    const indexes = await client.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
+    );
+    const constraints = await client.query(`
+      SELECT c.conrelid::regclass::text AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
+      FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+      WHERE n.nspname = 'public' ORDER BY rel, conname`);
+    return [
+      ...columns.rows.map((r) => `column ${JSON.stringify(r)}`),
+      ...indexes.rows.map((r) => `index ${r.indexdef}`),
+      ...constraints.rows.map((r) => `constraint ${r.rel} ${r.conname} ${r.def}`),
+    ];
+  } finally {
+    await client.end();
+  }
+}
+
+describe("migrations", () => {
+  it("build exactly the database schema.prisma describes", async () => {
+    const migrated = await createTestDatabase();
+    dropped.push(migrated.drop);
+
+    const fromSchema = await createTestDatabase();
+    dropped.push(fromSchema.drop);
+    const client = new pg.Client({ connectionString: fromSchema.url });
+    await client.connect();
+    await client.query("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+    const sql = execFileSync(
+      "npx",
+      [
+        "prisma",
+        "migrate",
+        "diff",
+        "--from-empty",
+        "--to-schema-datamodel",
+        "prisma/schema.prisma",
+        "--script",
+      ],
+      {
+        cwd: dbPackage,
+        encoding: "utf8",
+        env: { ...process.env, DATABASE_URL: PG_URL },
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
+    expect(sql).toContain("CREATE TABLE");
+    await client.query(sql);
+    await client.end();
+
+    const expected = await catalog(fromSchema.url);
+    const actual = await catalog(migrated.url);
+    expect(
+      actual.filter((line) => !expected.includes(line)),
+      "in the migrations but not in schema.prisma",
+    ).toEqual([]);
+    expect(
+      expected.filter((line) => !actual.includes(line)),
+      "in schema.prisma but not in the migrations",
+    ).toEqual([]);
+  });
+});
