@@ -39,6 +39,8 @@ export function toForm(
 
 export type TestGateway = {
   url: string;
+  /** The environment the gateway was configured from, for other services to share. */
+  env: Record<string, string>;
   gateway: Gateway;
   prefix: string;
   databaseUrl: string;
@@ -51,10 +53,13 @@ export type TestGateway = {
 };
 
 /** A gateway in this process on its own database and queue prefix, with one account. */
-export async function startGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(
+  env: Record<string, string> = {},
+  removeDelays: number[] = [],
+): Promise<TestGateway> {
   const db = await createTestDatabase();
   const queues = createQueuePrefix();
-  const config: GatewayConfig = loadConfig({
+  const fullEnv: Record<string, string> = {
     PORT: "0",
     HOST: "127.0.0.1",
     DATABASE_URL: db.url,
@@ -64,7 +69,8 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Te
     ADMIN_TOKEN,
     ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     ...env,
-  });
+  };
+  const config: GatewayConfig = loadConfig(fullEnv);
   const gateway = createGateway(config, createLogger("api-gateway", process.env.TEST_LOG_LEVEL ?? "silent"));
   const server = await gateway.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -104,6 +110,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Te
   const key = await newAccount();
   return {
     url,
+    env: fullEnv,
     gateway,
     prefix: queues.prefix,
     databaseUrl: db.url,
@@ -112,7 +119,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Te
     newAccount,
     async close() {
       await gateway.stop();
-      await queues.remove();
+      await queues.remove(removeDelays);
       await db.drop();
     },
   };

@@ -40,15 +40,16 @@ export async function createTestDatabase(): Promise<{
 }
 
 /** A queue prefix of this test's own; `remove` deletes what the topology declared under it. */
-export function createQueuePrefix(): { prefix: string; remove: () => Promise<void> } {
+export function createQueuePrefix(): { prefix: string; remove: (delaysMs?: number[]) => Promise<void> } {
   const prefix = `t_${randomBytes(5).toString("hex")}`;
   return {
     prefix,
-    async remove() {
+    async remove(delaysMs: number[] = []) {
       const names = topologyNames(prefix);
       const conn = await amqp.connect(AMQP_URL);
       const ch = await conn.createChannel();
-      for (const queue of [...Object.values(names.queues), names.deadQueue]) await ch.deleteQueue(queue);
+      const queues = [...Object.values(names.queues), names.deadQueue, ...delaysMs.map(names.delayQueue)];
+      for (const queue of queues) await ch.deleteQueue(queue);
       for (const exchange of [names.exchange, names.deadExchange]) await ch.deleteExchange(exchange);
       await conn.close();
     },

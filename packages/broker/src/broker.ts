@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MessageName, MessageTypes } from "@herald/contracts";
 import type { Logger } from "@herald/runtime";
 import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
+import { Consumer, type Handlers } from "./consumer.ts";
 import { declareTopology, type Topology, topologyNames } from "./topology.ts";
 
 export type PublishOptions = { messageId?: string; headers?: Record<string, string> };
@@ -18,6 +19,8 @@ export type BrokerOptions = {
   logger: Logger;
   /** Called after every (re)connection, once the topology is declared. */
   onConnected?: () => void;
+  /** Retry delays to declare delay queues for (the dispatcher's schedule). */
+  delaysMs?: readonly number[];
 };
 
 /**
@@ -33,6 +36,7 @@ export class Broker {
   private connecting: Promise<void> | null = null;
   private backoffMs = 100;
   private readonly waiters = new Set<() => void>();
+  private readonly consumers: Consumer[] = [];
 
   constructor(private readonly options: BrokerOptions) {
     this.topology = topologyNames(options.prefix);
@@ -88,7 +92,8 @@ export class Broker {
     });
     try {
       const channel = await model.createConfirmChannel();
-      await declareTopology(channel, this.topology);
+      await declareTopology(channel, this.topology, this.options.delaysMs);
+      for (const consumer of this.consumers) await consumer.attach(model);
       const lost = (err?: Error) => {
         if (this.model !== model) return;
         this.model = null;
@@ -121,13 +126,23 @@ export class Broker {
     payload: MessageTypes[K],
     options: PublishOptions = {},
   ): Promise<void> {
+    return this.send(this.topology.exchange, name, name, payload, options);
+  }
+
+  private send<K extends MessageName>(
+    exchange: string,
+    routingKey: string,
+    name: K,
+    payload: MessageTypes[K],
+    options: PublishOptions,
+  ): Promise<void> {
     const channel = this.channel;
     if (!channel) return Promise.reject(new BrokerUnavailableError());
     return new Promise((resolve, reject) => {
       try {
         channel.publish(
-          this.topology.exchange,
-          name,
+          exchange,
+          routingKey,
           Buffer.from(JSON.stringify(payload)),
           {
             persistent: true,
@@ -148,6 +163,33 @@ export class Broker {
     });
   }
 
+  /** Publishes straight to one queue (a delay queue), confirmed like any other publish. */
+  publishToQueue<K extends MessageName>(
+    queue: string,
+    name: K,
+    payload: MessageTypes[K],
+    options: PublishOptions = {},
+  ): Promise<void> {
+    return this.send("", queue, name, payload, options);
+  }
+
+  /**
+   * Consumes a queue with these handlers, from now on and after every reconnection. Handlers
+   * must be idempotent: a message is redelivered when a process or the broker dies before
+   * the ack.
+   */
+  async consume(queue: string, handlers: Handlers, prefetch: number): Promise<Consumer> {
+    const consumer = new Consumer({ queue, handlers, prefetch, logger: this.options.logger });
+    this.consumers.push(consumer);
+    if (this.model) await consumer.attach(this.model);
+    return consumer;
+  }
+
+  /** Stops every consumer and waits for the messages in hand; publishing still works. */
+  async stopConsuming(): Promise<void> {
+    await Promise.all(this.consumers.map((c) => c.stop()));
+  }
+
   /** A round trip to the broker, for readiness checks. */
   async ping(): Promise<boolean> {
     const channel = this.channel;
@@ -161,6 +203,7 @@ export class Broker {
   }
 
   async close(): Promise<void> {
+    await this.stopConsuming();
     this.closing = true;
     const model = this.model;
     this.model = null;

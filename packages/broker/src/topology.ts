@@ -9,6 +9,10 @@ import type { Channel } from "amqplib";
  * - one quorum queue per consumer role, bound to the names that role handles;
  * - `<p>.dead`: where a message goes when it does not parse, or after `deliveryLimit`
  *   redeliveries (a poison message must not loop forever).
+ * - `<p>.delay.<ms>ms`: one queue per distinct retry delay, with that fixed TTL. Nothing
+ *   consumes them: a message waits out the TTL, then is dead-lettered back to the exchange
+ *   as `retry.due.v1`. (A per-message TTL in one shared queue would only expire at the
+ *   head, so a 10 h retry would hold back a 5 s one behind it.)
  */
 export type Topology = ReturnType<typeof topologyNames>;
 
@@ -23,7 +27,11 @@ export function topologyNames(prefix: string) {
     queues: {
       dispatcherEvents: `${prefix}.dispatcher.events`,
       dispatcherControl: `${prefix}.dispatcher.control`,
+      dispatcherResults: `${prefix}.dispatcher.results`,
+      dispatcherRetries: `${prefix}.dispatcher.retries`,
+      senderAttempts: `${prefix}.sender.attempts`,
     },
+    delayQueue: (ms: number) => `${prefix}.delay.${ms}ms`,
   };
 }
 
@@ -32,9 +40,17 @@ export type QueueRole = keyof Topology["queues"];
 export const bindings: Record<QueueRole, MessageName[]> = {
   dispatcherEvents: ["event.created.v1"],
   dispatcherControl: ["endpoint.deleted.v1", "replay.requested.v1"],
+  dispatcherResults: ["attempt.completed.v1"],
+  dispatcherRetries: ["retry.due.v1"],
+  senderAttempts: ["attempt.requested.v1"],
 };
 
-export async function declareTopology(channel: Channel, topology: Topology): Promise<void> {
+/** Declares everything; `delaysMs` are the retry delays the dispatcher schedules with. */
+export async function declareTopology(
+  channel: Channel,
+  topology: Topology,
+  delaysMs: readonly number[] = [],
+): Promise<void> {
   await channel.assertExchange(topology.exchange, "direct", { durable: true });
   await channel.assertExchange(topology.deadExchange, "fanout", { durable: true });
   await channel.assertQueue(topology.deadQueue, { durable: true, arguments: { "x-queue-type": "quorum" } });
@@ -50,5 +66,19 @@ export async function declareTopology(channel: Channel, topology: Topology): Pro
       },
     });
     for (const name of names) await channel.bindQueue(queue, topology.exchange, name);
+  }
+  for (const ms of new Set(delaysMs)) {
+    await channel.assertQueue(topology.delayQueue(ms), {
+      durable: true,
+      arguments: {
+        "x-queue-type": "quorum",
+        "x-message-ttl": ms,
+        "x-dead-letter-exchange": topology.exchange,
+        "x-dead-letter-routing-key": "retry.due.v1" satisfies MessageName,
+        // At-least-once dead-lettering: a due retry is not dropped if the move fails midway.
+        "x-dead-letter-strategy": "at-least-once",
+        "x-overflow": "reject-publish",
+      },
+    });
   }
 }

@@ -44,15 +44,63 @@ export type ReplayRequestedV1 = {
   cutoff: string;
 };
 
+/**
+ * The dispatcher asks a sender to make one attempt. Everything the sender needs is here:
+ * senders have no database. `secrets` are sealed (AES-GCM under ENCRYPTION_KEY), so the
+ * broker never stores a signing secret in the clear; two during a rotation.
+ */
+export type AttemptRequestedV1 = {
+  attempt_id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  app_id: string;
+  attempt_number: number;
+  url: string;
+  headers: Record<string, string>;
+  secrets: string[];
+  /** The exact request body: `{"type":…,"timestamp":…,"data":…}`. */
+  payload: string;
+};
+
+/** A sender reports an attempt's outcome; the dispatcher records it and decides what follows. */
+export type AttemptCompletedV1 = {
+  attempt_id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  succeeded: boolean;
+  response_status: number | null;
+  /** The first 4 KiB of the response body. */
+  response_body: string | null;
+  /** Why it failed: timeout, connection_error, dns_error, tls_error, http_error, blocked_destination. */
+  error: string | null;
+  duration_ms: number;
+  /** From a Retry-After header on a 429 or 503. */
+  retry_after_ms: number | null;
+  trace_id: string | null;
+  completed_at: string;
+};
+
+/** A scheduled attempt came due: dead-lettered out of a delay queue when its TTL ran out. */
+export type RetryDueV1 = {
+  attempt_id: string;
+  delivery_id: string;
+};
+
 export type MessageTypes = {
   "event.created.v1": EventCreatedV1;
   "endpoint.deleted.v1": EndpointDeletedV1;
   "replay.requested.v1": ReplayRequestedV1;
+  "attempt.requested.v1": AttemptRequestedV1;
+  "attempt.completed.v1": AttemptCompletedV1;
+  "retry.due.v1": RetryDueV1;
 };
 
 export type MessageName = keyof MessageTypes;
 
 const isoTime = { type: "string", minLength: 1 } as const;
+const nullableString = { type: "string", nullable: true } as never;
+const nullableInt = { type: "integer", nullable: true } as never;
 
 const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
   "event.created.v1": {
@@ -78,10 +126,71 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       replay_id: { type: "string" },
       account_id: { type: "string" },
       endpoint_id: { type: "string" },
-      since: { type: "string", nullable: true } as never,
-      event_id: { type: "string", nullable: true } as never,
+      since: nullableString,
+      event_id: nullableString,
       cutoff: isoTime,
     },
+  },
+  "attempt.requested.v1": {
+    type: "object",
+    required: [
+      "attempt_id",
+      "delivery_id",
+      "event_id",
+      "endpoint_id",
+      "app_id",
+      "attempt_number",
+      "url",
+      "headers",
+      "secrets",
+      "payload",
+    ],
+    properties: {
+      attempt_id: { type: "string" },
+      delivery_id: { type: "string" },
+      event_id: { type: "string" },
+      endpoint_id: { type: "string" },
+      app_id: { type: "string" },
+      attempt_number: { type: "integer", minimum: 1 },
+      url: { type: "string" },
+      headers: { type: "object", required: [], additionalProperties: { type: "string" } },
+      secrets: { type: "array", items: { type: "string" }, minItems: 1 },
+      payload: { type: "string" },
+    },
+  },
+  "attempt.completed.v1": {
+    type: "object",
+    required: [
+      "attempt_id",
+      "delivery_id",
+      "endpoint_id",
+      "succeeded",
+      "response_status",
+      "response_body",
+      "error",
+      "duration_ms",
+      "retry_after_ms",
+      "trace_id",
+      "completed_at",
+    ],
+    properties: {
+      attempt_id: { type: "string" },
+      delivery_id: { type: "string" },
+      endpoint_id: { type: "string" },
+      succeeded: { type: "boolean" },
+      response_status: nullableInt,
+      response_body: nullableString,
+      error: nullableString,
+      duration_ms: { type: "integer", minimum: 0 },
+      retry_after_ms: nullableInt,
+      trace_id: nullableString,
+      completed_at: isoTime,
+    },
+  },
+  "retry.due.v1": {
+    type: "object",
+    required: ["attempt_id", "delivery_id"],
+    properties: { attempt_id: { type: "string" }, delivery_id: { type: "string" } },
   },
 };
 

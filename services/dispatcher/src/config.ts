@@ -1,0 +1,57 @@
+import { ConfigReader, type Env } from "@herald/runtime";
+import { DEFAULT_SCHEDULE, parseSchedule } from "./retries.ts";
+
+export type DispatcherConfig = {
+  databaseUrl: string;
+  databasePoolSize: number;
+  amqpUrl: string;
+  amqpPrefix: string;
+  retrySchedule: number[];
+  attemptTimeoutMs: number;
+  endpointDisableAfterMs: number;
+  prefetch: number;
+  sweepIntervalMs: number;
+  /** A scheduled attempt not handed to a sender this long after it was due is sent by the sweeper. */
+  sweepGraceMs: number;
+  /** A sent attempt with no result this long after it was sent is sent again by the sweeper. */
+  attemptDeadlineMs: number;
+  healthPort: number;
+  healthHost: string;
+};
+
+export function loadConfig(env: Env = process.env): DispatcherConfig {
+  const r = new ConfigReader(env);
+  const rawSchedule = r.string("RETRY_SCHEDULE", DEFAULT_SCHEDULE);
+  const retrySchedule = parseSchedule(rawSchedule);
+  r.check(
+    retrySchedule !== null,
+    `RETRY_SCHEDULE must be a comma-separated list of durations such as ${DEFAULT_SCHEDULE}, got "${rawSchedule}"`,
+  );
+  const attemptTimeoutMs = r.duration("ATTEMPT_TIMEOUT", 15_000);
+  const config: DispatcherConfig = {
+    databaseUrl: r.url("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/herald", [
+      "postgres:",
+      "postgresql:",
+    ]),
+    databasePoolSize: r.int("DATABASE_POOL_SIZE", 10, { min: 1, max: 200 }),
+    amqpUrl: r.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
+    amqpPrefix: r.string("AMQP_PREFIX", "herald"),
+    retrySchedule: retrySchedule ?? [],
+    attemptTimeoutMs,
+    endpointDisableAfterMs: r.duration("ENDPOINT_DISABLE_AFTER", 5 * 86_400_000),
+    prefetch: r.int("DISPATCHER_PREFETCH", 50, { min: 1, max: 10_000 }),
+    sweepIntervalMs: r.duration("SWEEP_INTERVAL", 15_000),
+    sweepGraceMs: r.duration("SWEEP_GRACE", 30_000),
+    // 10 min: far past any attempt (15 s timeout) and a long sender backlog; a sent attempt is
+    // in RabbitMQ's hands, so this only covers a message the broker itself lost.
+    attemptDeadlineMs: r.duration("ATTEMPT_DEADLINE", 600_000),
+    healthPort: r.int("HEALTH_PORT", 8081, { max: 65535 }),
+    healthHost: r.string("HEALTH_HOST", "0.0.0.0"),
+  };
+  r.check(
+    config.attemptDeadlineMs > attemptTimeoutMs,
+    "ATTEMPT_DEADLINE must be longer than ATTEMPT_TIMEOUT",
+  );
+  r.done();
+  return config;
+}

@@ -1,0 +1,12 @@
+import type { Broker } from "@herald/broker";
+import type { PrismaClient } from "@herald/db";
+import type { Logger } from "@herald/runtime";
+import type { DispatcherConfig } from "./config.ts";
+
+/** What the dispatcher's handlers use. The dispatcher is the only writer of deliveries and attempts. */
+export type DispatcherDeps = {
+  prisma: PrismaClient;
+  broker: Broker;
+  config: DispatcherConfig;
+  logger: Logger;
+};

@@ -1,0 +1,16 @@
+import { ConfigError, createLogger, onShutdown } from "@herald/runtime";
+import { createDispatcher } from "./app.ts";
+import { loadConfig } from "./config.ts";
+
+const logger = createLogger("dispatcher");
+try {
+  const config = loadConfig();
+  const dispatcher = createDispatcher(config, logger);
+  onShutdown(logger, [{ name: "dispatcher", close: () => dispatcher.stop() }]);
+  await dispatcher.start();
+  logger.info({ retrySchedule: config.retrySchedule, healthPort: config.healthPort }, "dispatcher consuming");
+} catch (err) {
+  if (err instanceof ConfigError) logger.fatal(err.message);
+  else logger.fatal({ err }, "dispatcher failed to start");
+  process.exit(1);
+}

@@ -1,0 +1,94 @@
+import { Agent as HttpAgent, type Server } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { Broker } from "@herald/broker";
+import type { AttemptRequestedV1 } from "@herald/contracts";
+import { createSecretBox } from "@herald/db";
+import { closeServer, type Logger, startHealthServer } from "@herald/runtime";
+import type { SenderConfig } from "./config.ts";
+import { type DeliverOptions, deliver } from "./deliver.ts";
+
+export type Sender = { start(): Promise<void>; stop(): Promise<void>; broker: Broker };
+
+/**
+ * A sender: takes `attempt.requested.v1`, makes the HTTP attempt, and publishes
+ * `attempt.completed.v1` (confirmed) before acking the request, so a sender killed
+ * mid-attempt loses nothing: the request is redelivered to another. Stateless, no database;
+ * run as many as the load needs (competing consumers), each with SENDER_CONCURRENCY
+ * attempts in flight.
+ */
+export function createSender(config: SenderConfig, logger: Logger): Sender {
+  const broker = new Broker({ url: config.amqpUrl, prefix: config.amqpPrefix, logger });
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: config.concurrency,
+    maxFreeSockets: 64,
+    timeout: config.attemptTimeoutMs,
+  };
+  const options: DeliverOptions = {
+    secrets: createSecretBox(config.encryptionKey),
+    agents: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
+    timeoutMs: config.attemptTimeoutMs,
+    allowPrivate: config.allowPrivateDestinations,
+    userAgent: config.userAgent,
+  };
+  let health: Server | null = null;
+  // Outcomes whose report failed to publish (the broker dropped): the consumer retries the
+  // handler, which then reports again instead of making the attempt a second time.
+  const unreported = new Map<string, Awaited<ReturnType<typeof deliver>>>();
+
+  async function handle(request: AttemptRequestedV1): Promise<void> {
+    const outcome = unreported.get(request.attempt_id) ?? (await deliver(request, options));
+    unreported.set(request.attempt_id, outcome);
+    logger.info(
+      {
+        event: request.event_id,
+        endpoint: request.endpoint_id,
+        attempt: request.attempt_number,
+        status: outcome.response_status,
+        error: outcome.error,
+        ms: outcome.duration_ms,
+      },
+      outcome.succeeded ? "attempt succeeded" : "attempt failed",
+    );
+    await broker.publish(
+      "attempt.completed.v1",
+      {
+        attempt_id: request.attempt_id,
+        delivery_id: request.delivery_id,
+        endpoint_id: request.endpoint_id,
+        ...outcome,
+        trace_id: null,
+        completed_at: new Date().toISOString(),
+      },
+      { messageId: `${request.attempt_id}.result` },
+    );
+    unreported.delete(request.attempt_id);
+  }
+
+  return {
+    broker,
+    async start() {
+      if (config.allowPrivateDestinations) {
+        logger.warn(
+          "ALLOW_PRIVATE_DESTINATIONS=true: endpoints on loopback and private networks are reachable (local use only)",
+        );
+      }
+      health = await startHealthServer(config.healthPort, config.healthHost, async () => ({
+        broker: await broker.ping(),
+      }));
+      await broker.start(5000);
+      await broker.consume(
+        broker.topology.queues.senderAttempts,
+        { "attempt.requested.v1": (m) => handle(m.body) },
+        config.concurrency,
+      );
+    },
+    async stop() {
+      await broker.stopConsuming();
+      await broker.close();
+      options.agents.http.destroy();
+      options.agents.https.destroy();
+      if (health) await closeServer(health);
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { errorKind, parseRetryAfter } from "./deliver.ts";
+
+describe("attempt failures", () => {
+  it.each([
+    [{ code: "ETIMEDOUT" }, "timeout"],
+    [{ name: "TimeoutError", code: "" }, "timeout"],
+    [{ code: "ENOTFOUND" }, "dns_error"],
+    [{ code: "EAI_AGAIN" }, "dns_error"],
+    [{ code: "ECONNREFUSED" }, "connection_error"],
+    [{ code: "ECONNRESET" }, "connection_error"],
+    [{ code: "DEPTH_ZERO_SELF_SIGNED_CERT" }, "tls_error"],
+    [{ code: "ERR_TLS_CERT_ALTNAME_INVALID" }, "tls_error"],
+    [{ code: "HERALD_BLOCKED_DESTINATION" }, "blocked_destination"],
+  ])("classifies %j as %s", (err, kind) => {
+    expect(errorKind(err)).toBe(kind);
+  });
+
+  it("reads Retry-After as seconds or a date", () => {
+    expect(parseRetryAfter("120")).toBe(120_000);
+    expect(parseRetryAfter(new Date(Date.now() + 30_000).toUTCString(), Date.now())).toBeGreaterThan(28_000);
+    expect(parseRetryAfter("soon")).toBeNull();
+    expect(parseRetryAfter(undefined)).toBeNull();
+  });
+});

@@ -1,0 +1,144 @@
+import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
+import type { AttemptCompletedV1, AttemptRequestedV1 } from "@herald/contracts";
+import type { SecretBox } from "@herald/db";
+import got from "got";
+import { blockedLiteral, guardedLookup } from "./destinations.ts";
+import { signatureHeader } from "./sign.ts";
+
+/** The first 4 KiB of a response body are kept: enough to read an error page, bounded in size. */
+export const BODY_LIMIT = 4096;
+
+export type DeliverOptions = {
+  secrets: SecretBox;
+  agents: { http: HttpAgent; https: HttpsAgent };
+  timeoutMs: number;
+  allowPrivate: boolean;
+  userAgent: string;
+};
+
+export type Outcome = Omit<
+  AttemptCompletedV1,
+  "attempt_id" | "delivery_id" | "endpoint_id" | "trace_id" | "completed_at"
+>;
+
+type Raw = { statusCode: number; headers: IncomingHttpHeaders; body: string };
+
+/**
+ * Why an attempt failed, from the error of the request: every failure gets a kind a person
+ * can act on.
+ */
+export function errorKind(err: unknown): string {
+  const code = (err as { code?: string }).code ?? "";
+  if (code === "HERALD_BLOCKED_DESTINATION") return "blocked_destination";
+  if (code === "ETIMEDOUT" || (err as { name?: string }).name === "TimeoutError") return "timeout";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NODATA")
+    return "dns_error";
+  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/.test(code)) return "tls_error";
+  return "connection_error";
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: DeliverOptions,
+): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const stream = got.stream(url, {
+      method: "POST",
+      body,
+      headers,
+      timeout: { request: options.timeoutMs },
+      // A 3xx is a failure: following it could lead anywhere, a private address included.
+      followRedirect: false,
+      throwHttpErrors: false,
+      retry: { limit: 0 },
+      agent: options.agents,
+      ...(options.allowPrivate ? {} : { dnsLookup: guardedLookup as never }),
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let response: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
+    let done = false;
+    const finish = () => {
+      if (done || !response) return;
+      done = true;
+      resolve({ ...response, body: Buffer.concat(chunks).subarray(0, BODY_LIMIT).toString("utf8") });
+    };
+    stream.on("response", (r: { statusCode: number; headers: IncomingHttpHeaders }) => {
+      response = { statusCode: r.statusCode, headers: r.headers };
+    });
+    stream.on("data", (chunk: Buffer) => {
+      if (size < BODY_LIMIT) chunks.push(chunk);
+      size += chunk.length;
+      if (size >= BODY_LIMIT) {
+        finish();
+        stream.destroy();
+      }
+    });
+    stream.on("end", finish);
+    stream.on("error", (err) => {
+      // The status line came in time; a body cut short does not change the outcome.
+      if (response) finish();
+      else if (!done) {
+        done = true;
+        reject(err);
+      }
+    });
+  });
+}
+
+/** Makes one attempt: signs, POSTs, and reports what happened. Never throws. */
+export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
+  const started = performance.now();
+  const failed = (error: string): Outcome => ({
+    succeeded: false,
+    response_status: null,
+    response_body: null,
+    error,
+    duration_ms: Math.round(performance.now() - started),
+    retry_after_ms: null,
+  });
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return failed("invalid_url");
+  }
+  if (!options.allowPrivate && blockedLiteral(url)) return failed("blocked_destination");
+  const timestamp = Math.floor(Date.now() / 1000);
+  const secrets = request.secrets.map((s) => options.secrets.open(s));
+  const headers = {
+    ...request.headers,
+    "content-type": "application/json",
+    "user-agent": options.userAgent,
+    "webhook-id": request.event_id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
+  };
+  try {
+    const res = await post(url, headers, request.payload, options);
+    const succeeded = res.statusCode >= 200 && res.statusCode < 300;
+    const retryAfter =
+      res.statusCode === 429 || res.statusCode === 503 ? res.headers["retry-after"] : undefined;
+    return {
+      succeeded,
+      response_status: res.statusCode,
+      response_body: res.body,
+      error: succeeded ? null : "http_error",
+      duration_ms: Math.round(performance.now() - started),
+      retry_after_ms: parseRetryAfter(retryAfter),
+    };
+  } catch (err) {
+    return failed(errorKind(err));
+  }
+}

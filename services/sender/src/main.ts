@@ -1,0 +1,17 @@
+import { ConfigError, createLogger, onShutdown } from "@herald/runtime";
+import { createSender } from "./app.ts";
+import { loadConfig } from "./config.ts";
+
+const logger = createLogger("sender");
+try {
+  const config = loadConfig();
+  const sender = createSender(config, logger);
+  // SIGTERM: stop taking attempts, finish those in flight (each bounded by ATTEMPT_TIMEOUT), exit.
+  onShutdown(logger, [{ name: "sender", close: () => sender.stop() }], config.attemptTimeoutMs + 15_000);
+  await sender.start();
+  logger.info({ concurrency: config.concurrency, healthPort: config.healthPort }, "sender consuming");
+} catch (err) {
+  if (err instanceof ConfigError) logger.fatal(err.message);
+  else logger.fatal({ err }, "sender failed to start");
+  process.exit(1);
+}
