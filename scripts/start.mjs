@@ -1,6 +1,7 @@
 // `npm start`: install what is missing, make sure Postgres and RabbitMQ answer, create and
 // migrate the database, start every service as its own process (logs prefixed by service),
-// and print the base URL and an API key.
+// and print the base URL and an API key. `npm start -- --senders 3 --dispatchers 2` runs
+// several dispatchers and senders, as replicas would run across pods.
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -8,6 +9,18 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { ensureBackingServices, ensureDependencies, readJson, root, run, say } from "./lib/setup.mjs";
+
+function count(flag, fallback) {
+  const i = process.argv.indexOf(flag);
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1 || value > 32) {
+    console.error(`${flag} takes a whole number from 1 to 32`);
+    process.exit(2);
+  }
+  return value;
+}
+const dispatchers = count("--dispatchers", 1);
+const senders = count("--senders", 1);
 
 ensureDependencies();
 await ensureBackingServices();
@@ -30,6 +43,9 @@ const env = {
   ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? state.encryptionKey,
   ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? state.adminToken,
   BOOTSTRAP_API_KEY: process.env.BOOTSTRAP_API_KEY ?? state.apiKey,
+  // Local receivers (a test server on localhost) must be reachable here; deployments keep
+  // private destinations refused.
+  ALLOW_PRIVATE_DESTINATIONS: process.env.ALLOW_PRIVATE_DESTINATIONS ?? "true",
 };
 
 say("migrating the database…");
@@ -37,6 +53,8 @@ if (run(process.execPath, ["--import", "tsx", "packages/db/src/migrateCli.ts"], 
   process.exit(1);
 
 const colors = { "api-gateway": 35, dispatcher: 33, sender: 32 };
+const DISPATCHER_HEALTH_PORT = 8081;
+const SENDER_HEALTH_PORT = 8091;
 const levels = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
 
 /** pino JSON → one readable line: `time level message key=value…`. */
@@ -56,19 +74,22 @@ function pretty(line) {
 }
 
 const children = [];
-function startService(name, extraEnv = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", join("services", name, "src", "main.ts")], {
+function startService(service, label, extraEnv = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
     env: { ...env, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: Ctrl-C reaches only this script, which then stops each service
+    // once with SIGTERM (a second signal would make a service exit without finishing).
+    detached: true,
   });
-  const tag = `\x1b[${colors[name] ?? 37}m[${name}]\x1b[0m`;
+  const tag = `\x1b[${colors[service] ?? 37}m[${label}]\x1b[0m`;
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on("line", (line) => console.log(`${tag} ${pretty(line)}`));
   }
   child.on("exit", (code, signal) => {
     if (!stopping) {
-      say(`${name} exited (${signal ?? code}); stopping the others.`);
+      say(`${label} exited (${signal ?? code}); stopping the others.`);
       stop(code || 1);
     }
   });
@@ -87,8 +108,27 @@ function stop(code = 0) {
 }
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
+process.on("exit", () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+});
 
-startService("api-gateway");
+startService("api-gateway", "api-gateway");
+const health = [];
+for (let i = 0; i < dispatchers; i++) {
+  const label = dispatchers > 1 ? `dispatcher-${i + 1}` : "dispatcher";
+  health.push(`${label} :${DISPATCHER_HEALTH_PORT + i}`);
+  startService("dispatcher", label, { HEALTH_PORT: String(DISPATCHER_HEALTH_PORT + i) });
+}
+for (let i = 0; i < senders; i++) {
+  const label = senders > 1 ? `sender-${i + 1}` : "sender";
+  health.push(`${label} :${SENDER_HEALTH_PORT + i}`);
+  startService("sender", label, { HEALTH_PORT: String(SENDER_HEALTH_PORT + i) });
+}
+if (env.ALLOW_PRIVATE_DESTINATIONS === "true") {
+  say(
+    "ALLOW_PRIVATE_DESTINATIONS=true: senders may call endpoints on localhost and private networks (local use only).",
+  );
+}
 
 const base = `http://localhost:${env.PORT}`;
 const deadline = Date.now() + 60_000;
@@ -107,6 +147,7 @@ if (!stopping) {
   Reference    ${base}/docs   (OpenAPI: ${base}/v3/openapi.json)
   API key      ${env.BOOTSTRAP_API_KEY}
   Admin token  ${env.ADMIN_TOKEN}
+  Services     api-gateway :${env.PORT}, ${health.join(", ")} (GET /healthz, /readyz)
 
   Try it:  curl ${base}/v3/apps -H "Authorization: Bearer ${env.BOOTSTRAP_API_KEY}" -d name="My first customer"
   Stop:    Ctrl-C

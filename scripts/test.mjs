@@ -1,5 +1,6 @@
 // `npm test`: lint, typecheck, then every test (unit, integration, end-to-end) against real
-// PostgreSQL and RabbitMQ. Exits non-zero on any failure.
+// PostgreSQL and RabbitMQ, then the failure tests that restart RabbitMQ, on their own.
+// Exits non-zero on any failure. `npm test -- <files>` runs only those test files.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -16,38 +17,54 @@ ensureDependencies();
 await ensureBackingServices();
 
 const [pnpm, ...pnpmArgs] = pnpmCommand();
+const exec = (...args) => [pnpm, [...pnpmArgs, "exec", ...args]];
 mkdirSync(join(root, ".herald"), { recursive: true });
-const results = join(root, ".herald", "test-results.json");
+const only = process.argv.slice(2);
+
+const suites = [
+  ["tests (vitest)", "vitest.config.ts", only],
+  ...(only.length
+    ? []
+    : [["failure tests (vitest, alone: they restart RabbitMQ)", "vitest.chaos.config.ts", []]]),
+];
 const steps = [
-  ["lint (biome)", pnpm, [...pnpmArgs, "exec", "biome", "check", "."]],
-  ["typecheck (tsc)", pnpm, [...pnpmArgs, "exec", "tsc", "-p", "tsconfig.json", "--noEmit"]],
-  [
-    "tests (vitest)",
-    pnpm,
-    [
-      ...pnpmArgs,
-      "exec",
+  ["lint (biome)", ...exec("biome", "check", ".")],
+  ["typecheck (tsc)", ...exec("tsc", "-p", "tsconfig.json", "--noEmit")],
+  ...suites.map(([name, config, files], i) => [
+    name,
+    ...exec(
       "vitest",
       "run",
+      "--config",
+      config,
       "--reporter=default",
       "--reporter=json",
-      `--outputFile.json=${results}`,
-      ...process.argv.slice(2),
-    ],
-  ],
+      `--outputFile.json=${join(root, ".herald", `test-results-${i}.json`)}`,
+      ...files,
+    ),
+  ]),
 ];
+
+const totals = { passed: 0, failed: 0, skipped: 0 };
+function summary() {
+  console.log(`\nTests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+}
 for (const [name, cmd, args] of steps) {
   say(name);
   const status = run(cmd, args);
-  if (name.startsWith("tests")) {
-    const report = readJson(results, null);
-    if (report)
-      console.log(
-        `\nTests: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${report.numPendingTests} skipped`,
-      );
+  const out = args.find((a) => a.startsWith("--outputFile.json="));
+  if (out) {
+    const report = readJson(out.slice("--outputFile.json=".length), null);
+    if (report) {
+      totals.passed += report.numPassedTests;
+      totals.failed += report.numFailedTests;
+      totals.skipped += report.numPendingTests;
+    }
   }
   if (status !== 0) {
+    if (out) summary();
     console.error(`\n${name} failed.`);
     process.exit(status);
   }
 }
+summary();

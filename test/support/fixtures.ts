@@ -38,6 +38,10 @@ export function fixtures(gw: TestGateway, receiver: Receiver, app = "acme") {
     async attempts(query: string): Promise<AttemptView[]> {
       return (await gw.request("GET", `/v3/attempts?limit=100&${query}`)).body.data;
     },
+    async delivery(eventId: string, endpointId: string): Promise<DeliveryView | undefined> {
+      const all: DeliveryView[] = (await gw.request("GET", `/v3/events/${eventId}`)).body.deliveries;
+      return all.find((d) => d.endpoint === endpointId);
+    },
     async status(eventId: string, endpointId: string): Promise<string | undefined> {
       const all: DeliveryView[] = (await gw.request("GET", `/v3/events/${eventId}`)).body.deliveries;
       return all.find((d) => d.endpoint === endpointId)?.status;

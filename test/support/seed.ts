@@ -33,6 +33,7 @@ export function seeder(databaseUrl: string): Seeder {
           status,
           attempts,
           lastAttemptAt,
+          updatedAt: lastAttemptAt,
         },
       });
       return row.id;

@@ -16,12 +16,18 @@ type ReplayRow = {
   completedAt: Date | null;
 };
 
-export const serializeReplay = (r: ReplayRow) => ({
+type Progress = { attempted: number; succeeded: number; failed: number };
+
+export const serializeReplay = (
+  r: ReplayRow,
+  progress: Progress = { attempted: 0, succeeded: 0, failed: 0 },
+) => ({
   id: r.id,
   object: "replay" as const,
   endpoint: r.endpointId,
   status: r.status,
   queued: r.queued,
+  ...progress,
   since: iso(r.since),
   event: r.eventId,
   created_at: iso(r.createdAt),
@@ -46,8 +52,18 @@ export const replaySchemas: Record<string, Schema> = {
       id: { type: "string", examples: ["rpl_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
       object: { const: "replay" },
       endpoint: { type: "string" },
-      status: { enum: ["queued", "running", "completed"] },
+      status: {
+        enum: ["queued", "running", "completed"],
+        description:
+          "`completed` once every queued delivery was handed to a sender again; their results follow in the counts.",
+      },
       queued: { type: "integer", description: "How many failed deliveries this replay tries again." },
+      attempted: { type: "integer", description: "Of those, how many have been attempted again so far." },
+      succeeded: { type: "integer", description: "Replayed attempts that succeeded." },
+      failed: {
+        type: "integer",
+        description: "Replayed attempts that failed (their deliveries retry on the schedule).",
+      },
       since: nullableTimestamp,
       event: { type: ["string", "null"] },
       created_at: timestamp,
@@ -108,7 +124,9 @@ export const replayRoutes: RouteSpec[] = [
           where: {
             endpointId: endpoint.id,
             status: "failed",
-            lastAttemptAt: { ...(since ? { gte: since } : {}), lte: cutoff },
+            // When it failed: a delivery's updated_at is set as it takes its status. (Not
+            // last_attempt_at: a delivery failed by a disabled endpoint may have no attempt.)
+            updatedAt: { ...(since ? { gte: since } : {}), lte: cutoff },
             ...(body.event !== undefined ? { eventId: body.event } : {}),
           },
         });
@@ -154,7 +172,19 @@ export const replayRoutes: RouteSpec[] = [
         ? await deps.prisma.replay.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!found) throw notFound("replay", params.id);
-      return { body: serializeReplay(found) };
+      const counts = await deps.prisma.attempt.groupBy({
+        by: ["status"],
+        where: { replayId: found.id, status: { in: ["succeeded", "failed"] } },
+        _count: { _all: true },
+      });
+      const of = (status: string) => counts.find((c) => c.status === status)?._count._all ?? 0;
+      return {
+        body: serializeReplay(found, {
+          attempted: of("succeeded") + of("failed"),
+          succeeded: of("succeeded"),
+          failed: of("failed"),
+        }),
+      };
     },
   },
 ];

@@ -1,0 +1,106 @@
+import { newId } from "@herald/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtures, setupApp } from "../support/fixtures.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { startSystem, type TestSystem } from "../support/system.ts";
+
+let sys: TestSystem;
+let receiver: Receiver;
+let f: ReturnType<typeof fixtures>;
+
+beforeAll(async () => {
+  sys = await startSystem({
+    SWEEP_INTERVAL: "300ms",
+    SWEEP_GRACE: "1s",
+    ATTEMPT_TIMEOUT: "1s",
+    ATTEMPT_DEADLINE: "3s",
+  });
+  receiver = await startReceiver();
+  await setupApp(sys, ["order.paid"]);
+  f = fixtures(sys, receiver);
+  await f.endpoint("/witness");
+});
+afterAll(async () => {
+  await sys.close();
+  await receiver.close();
+});
+
+/** What a dispatcher leaves when it dies after committing an attempt and before handing it over. */
+async function strandedAttempt(
+  path: string,
+  sentAt: Date | null,
+): Promise<{ eventId: string; endpointId: string }> {
+  const eventId = await f.send("order.paid");
+  // Fan-out is over once the app's other endpoint has the event; only then add this one.
+  await expect
+    .poll(() => receiver.received("/witness").some((r) => r.headers["webhook-id"] === eventId), {
+      timeout: 10_000,
+    })
+    .toBe(true);
+  const endpointId = await f.endpoint(path);
+  const prisma = sys.gateway.deps.prisma;
+  const event = await prisma.event.findUniqueOrThrow({ where: { id: eventId } });
+  const delivery = await prisma.delivery.create({
+    data: {
+      id: newId("delivery"),
+      accountId: event.accountId,
+      appId: event.appId,
+      eventId,
+      endpointId,
+      status: "pending",
+    },
+  });
+  await prisma.attempt.create({
+    data: {
+      id: newId("attempt"),
+      accountId: event.accountId,
+      appId: event.appId,
+      deliveryId: delivery.id,
+      eventId,
+      endpointId,
+      attemptNumber: 1,
+      status: "pending",
+      url: `${receiver.url}${path}`,
+      scheduledAt: new Date(Date.now() - 60_000),
+      sentAt,
+    },
+  });
+  return { eventId, endpointId };
+}
+
+describe("the sweeper", () => {
+  it("sends an attempt a crash left committed but never handed to a sender", async () => {
+    const { eventId, endpointId } = await strandedAttempt("/stranded", null);
+    await expect.poll(() => f.status(eventId, endpointId), { timeout: 15_000 }).toBe("succeeded");
+    expect(receiver.received("/stranded")).toHaveLength(1);
+  });
+
+  it("sends again an attempt whose result never came back past its deadline", async () => {
+    const { eventId, endpointId } = await strandedAttempt("/lost", new Date(Date.now() - 60_000));
+    await expect.poll(() => f.status(eventId, endpointId), { timeout: 15_000 }).toBe("succeeded");
+    expect(receiver.received("/lost")).toHaveLength(1);
+  });
+
+  it("does not send a stranded attempt of an endpoint deleted meanwhile", async () => {
+    const { eventId, endpointId } = await strandedAttempt("/deleted-meanwhile", null);
+    await sys.gateway.deps.prisma.endpoint.update({
+      where: { id: endpointId },
+      data: { deletedAt: new Date() },
+    });
+    await expect.poll(() => f.status(eventId, endpointId), { timeout: 15_000 }).toBe("dropped");
+    expect(receiver.received("/deleted-meanwhile")).toHaveLength(0);
+  });
+});
+
+describe("a sender told to stop", () => {
+  it("finishes the attempt in flight and reports it before it exits", async () => {
+    receiver.on("/slow", { status: 200, delayMs: 800 });
+    const ep = await f.endpoint("/slow");
+    const eventId = await f.send("order.paid");
+    await expect.poll(() => receiver.received("/slow").length, { timeout: 10_000 }).toBe(1);
+    await sys.senders[0]!.stop();
+    await expect.poll(() => f.status(eventId, ep), { timeout: 10_000 }).toBe("succeeded");
+    expect(receiver.received("/slow")).toHaveLength(1);
+    sys.senders.length = 0;
+  });
+});

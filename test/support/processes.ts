@@ -1,0 +1,35 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+/** A service started as its own process, as `npm start` and a pod would run it. */
+export type ServiceProcess = {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+};
+
+const root = join(import.meta.dirname, "..", "..");
+
+export function spawnService(
+  service: "dispatcher" | "sender" | "api-gateway",
+  name: string,
+  env: Record<string, string>,
+): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { name, child, output: () => out, exited };
+}
+
+export async function stopAll(services: ServiceProcess[]): Promise<void> {
+  for (const s of services) if (s.child.exitCode === null) s.child.kill("SIGTERM");
+  await Promise.race([Promise.all(services.map((s) => s.exited)), new Promise((r) => setTimeout(r, 20_000))]);
+  for (const s of services) if (s.child.exitCode === null) s.child.kill("SIGKILL");
+}
