@@ -13,6 +13,8 @@ COPY packages/broker/package.json packages/broker/
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/runtime/package.json packages/runtime/
 COPY services/api-gateway/package.json services/api-gateway/
+COPY services/dispatcher/package.json services/dispatcher/
+COPY services/sender/package.json services/sender/
 RUN pnpm install --frozen-lockfile
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages packages
@@ -29,3 +31,15 @@ USER node
 EXPOSE 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "--import", "tsx", "services/api-gateway/src/main.ts"]
+
+FROM build AS dispatcher
+USER node
+EXPOSE 8081
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "--import", "tsx", "services/dispatcher/src/main.ts"]
+
+FROM build AS sender
+USER node
+EXPOSE 8082
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "--import", "tsx", "services/sender/src/main.ts"]

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig } from "../services/api-gateway/src/config.ts";
+import { loadConfig as dispatcherConfig } from "../services/dispatcher/src/config.ts";
+import { loadConfig as senderConfig } from "../services/sender/src/config.ts";
 
 /**
  * No Docker engine runs where the tests run, so the compose file and the Dockerfile are
@@ -42,7 +44,7 @@ function interpolate(value: string): string {
 describe("docker-compose.yml", () => {
   it("builds every service from a stage the Dockerfile has", () => {
     const built = Object.entries(compose.services).filter(([, s]) => s.build);
-    expect(built.map(([name]) => name).sort()).toEqual(["api-gateway", "migrate"]);
+    expect(built.map(([name]) => name).sort()).toEqual(["api-gateway", "dispatcher", "migrate", "sender"]);
     for (const [name, service] of built) expect(stages, name).toContain(service.build!.target);
   });
 
@@ -56,13 +58,24 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("gives the gateway an environment its configuration accepts", () => {
-    const env = Object.fromEntries(
-      Object.entries(compose.services["api-gateway"]!.environment ?? {}).map(([k, v]) => [
+  const envOf = (service: string) =>
+    Object.fromEntries(
+      Object.entries(compose.services[service]!.environment ?? {}).map(([k, v]) => [
         k,
         interpolate(String(v)),
       ]),
     );
+
+  it("gives the dispatcher and the senders environments their configurations accept", () => {
+    expect(dispatcherConfig(envOf("dispatcher")).retrySchedule).toHaveLength(7);
+    const sender = senderConfig(envOf("sender"));
+    // Private destinations stay refused outside local development.
+    expect(sender.allowPrivateDestinations).toBe(false);
+    expect(envOf("sender").ENCRYPTION_KEY).toBe(envOf("api-gateway").ENCRYPTION_KEY);
+  });
+
+  it("gives the gateway an environment its configuration accepts", () => {
+    const env = envOf("api-gateway");
     const config = loadConfig(env);
     expect(config.port).toBe(8080);
     expect(new URL(config.databaseUrl).hostname).toBe("postgres");

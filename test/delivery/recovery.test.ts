@@ -92,6 +92,93 @@ describe("the sweeper", () => {
   });
 });
 
+describe("a replay interrupted by a restart", () => {
+  it("finishes when its message is delivered again: stranded attempts sent, the rest requeued", async () => {
+    const prisma = sys.gateway.deps.prisma;
+    const events: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = await f.send("order.paid", { i });
+      await expect
+        .poll(() => receiver.received("/witness").some((r) => r.headers["webhook-id"] === id), {
+          timeout: 10_000,
+        })
+        .toBe(true);
+      events.push(id);
+    }
+    const endpointId = await f.endpoint("/replayed");
+    const failedAt = new Date(Date.now() - 60_000);
+    const deliveries: string[] = [];
+    let accountId = "";
+    for (const eventId of events) {
+      const event = await prisma.event.findUniqueOrThrow({ where: { id: eventId } });
+      accountId = event.accountId;
+      const base = { accountId: event.accountId, appId: event.appId, eventId, endpointId };
+      const d = await prisma.delivery.create({
+        data: {
+          id: newId("delivery"),
+          ...base,
+          status: "failed",
+          attempts: 1,
+          lastAttemptAt: failedAt,
+          updatedAt: failedAt,
+        },
+      });
+      await prisma.attempt.create({
+        data: {
+          id: newId("attempt"),
+          ...base,
+          deliveryId: d.id,
+          attemptNumber: 1,
+          status: "failed",
+          url: "x",
+          scheduledAt: failedAt,
+          completedAt: failedAt,
+        },
+      });
+      deliveries.push(d.id);
+    }
+    // What a dispatcher killed mid-replay leaves: the replay running, its first delivery back to
+    // pending with an attempt committed but never handed to a sender, the others still failed.
+    const cutoff = new Date();
+    const replay = await prisma.replay.create({
+      data: { id: newId("replay"), accountId, endpointId, status: "running", queued: 3, createdAt: cutoff },
+    });
+    const first = await prisma.delivery.update({
+      where: { id: deliveries[0]! },
+      data: { status: "pending" },
+    });
+    await prisma.attempt.create({
+      data: {
+        id: newId("attempt"),
+        accountId,
+        appId: first.appId,
+        deliveryId: first.id,
+        eventId: first.eventId,
+        endpointId,
+        attemptNumber: 2,
+        status: "pending",
+        url: `${receiver.url}/replayed`,
+        scheduledAt: cutoff,
+        replayId: replay.id,
+      },
+    });
+    // The broker delivers the replay's message again to the dispatcher that takes over.
+    await sys.gateway.deps.broker.publish("replay.requested.v1", {
+      replay_id: replay.id,
+      account_id: accountId,
+      endpoint_id: endpointId,
+      since: null,
+      event_id: null,
+      cutoff: cutoff.toISOString(),
+    });
+    for (const eventId of events)
+      await expect.poll(() => f.status(eventId, endpointId), { timeout: 10_000 }).toBe("succeeded");
+    expect(receiver.received("/replayed").map((r) => r.headers["webhook-id"])).toEqual(events);
+    const done = (await sys.request("GET", `/v3/replays/${replay.id}`)).body;
+    expect(done).toMatchObject({ status: "completed", queued: 3, attempted: 3, succeeded: 3, failed: 0 });
+  });
+});
+
 describe("a sender told to stop", () => {
   it("finishes the attempt in flight and reports it before it exits", async () => {
     receiver.on("/slow", { status: 200, delayMs: 800 });

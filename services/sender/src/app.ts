@@ -38,6 +38,8 @@ export function createSender(config: SenderConfig, logger: Logger): Sender {
 
   async function handle(request: AttemptRequestedV1): Promise<void> {
     const outcome = unreported.get(request.attempt_id) ?? (await deliver(request, options));
+    // Bounded: an entry whose message went to another sender is never collected otherwise.
+    if (unreported.size > 10_000) unreported.clear();
     unreported.set(request.attempt_id, outcome);
     logger.info(
       {
