@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { createLogger } from "@herald/runtime";
+import { createLogger, createRegistry } from "@herald/runtime";
 import { createGateway, type Gateway } from "../../services/api-gateway/src/app.ts";
 import { type GatewayConfig, loadConfig } from "../../services/api-gateway/src/config.ts";
 import { AMQP_URL } from "./env.ts";
@@ -71,7 +71,11 @@ export async function startGateway(
     ...env,
   };
   const config: GatewayConfig = loadConfig(fullEnv);
-  const gateway = createGateway(config, createLogger("api-gateway", process.env.TEST_LOG_LEVEL ?? "silent"));
+  const gateway = createGateway(
+    config,
+    createLogger("api-gateway", process.env.TEST_LOG_LEVEL ?? "silent"),
+    createRegistry("api-gateway"),
+  );
   const server = await gateway.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -1,4 +1,4 @@
-import { createLogger } from "@herald/runtime";
+import { createLogger, createRegistry } from "@herald/runtime";
 import { createDispatcher, type Dispatcher } from "../../services/dispatcher/src/app.ts";
 import { loadConfig as dispatcherConfig } from "../../services/dispatcher/src/config.ts";
 import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retries.ts";
@@ -28,10 +28,14 @@ export async function startSystem(
   const gw = await startGateway(shared, delays);
   const level = process.env.TEST_LOG_LEVEL ?? "silent";
   const dispatchers = Array.from({ length: counts.dispatchers }, () =>
-    createDispatcher(dispatcherConfig(gw.env), createLogger("dispatcher", level)),
+    createDispatcher(
+      dispatcherConfig(gw.env),
+      createLogger("dispatcher", level),
+      createRegistry("dispatcher"),
+    ),
   );
   const senders = Array.from({ length: counts.senders }, () =>
-    createSender(senderConfig(gw.env), createLogger("sender", level)),
+    createSender(senderConfig(gw.env), createLogger("sender", level), createRegistry("sender")),
   );
   for (const service of [...dispatchers, ...senders]) await service.start();
   return {

@@ -1,11 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { MessageName, MessageTypes } from "@herald/contracts";
-import type { Logger } from "@herald/runtime";
+import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
+import type { Attributes, Link } from "@opentelemetry/api";
 import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
 import { Consumer, type Handlers } from "./consumer.ts";
 import { declareTopology, type Topology, topologyNames } from "./topology.ts";
 
-export type PublishOptions = { messageId?: string; headers?: Record<string, string> };
+export type PublishOptions = {
+  messageId?: string;
+  headers?: Record<string, string>;
+  /** The trace the publish belongs to (default: the active one). */
+  context?: Context;
+  links?: Link[];
+  attributes?: Attributes;
+};
 
 export class BrokerUnavailableError extends Error {
   constructor(message = "broker is not connected") {
@@ -126,7 +134,33 @@ export class Broker {
     payload: MessageTypes[K],
     options: PublishOptions = {},
   ): Promise<void> {
-    return this.send(this.topology.exchange, name, name, payload, options);
+    return this.traced(this.topology.exchange, name, name, payload, options);
+  }
+
+  /** Every publish is a PRODUCER span; its context travels in the message's W3C headers. */
+  private traced<K extends MessageName>(
+    exchange: string,
+    routingKey: string,
+    name: K,
+    payload: MessageTypes[K],
+    options: PublishOptions,
+  ): Promise<void> {
+    const attributes: Attributes = {
+      "messaging.system": "rabbitmq",
+      "messaging.operation.type": "send",
+      "messaging.destination.name": exchange || routingKey,
+      "messaging.rabbitmq.destination.routing_key": routingKey,
+      ...options.attributes,
+    };
+    return inSpan(
+      `publish ${name}`,
+      { kind: SpanKind.PRODUCER, parent: options.context, links: options.links, attributes },
+      () =>
+        this.send(exchange, routingKey, name, payload, {
+          ...options,
+          headers: { ...options.headers, ...traceHeaders() },
+        }),
+    );
   }
 
   private send<K extends MessageName>(
@@ -170,7 +204,7 @@ export class Broker {
     payload: MessageTypes[K],
     options: PublishOptions = {},
   ): Promise<void> {
-    return this.send("", queue, name, payload, options);
+    return this.traced("", queue, name, payload, options);
   }
 
   /**
@@ -188,6 +222,18 @@ export class Broker {
   /** Stops every consumer and waits for the messages in hand; publishing still works. */
   async stopConsuming(): Promise<void> {
     await Promise.all(this.consumers.map((c) => c.stop()));
+  }
+
+  /** Messages ready in a queue and its consumers, for the consumer-lag gauge; null when unknown. */
+  async queueDepth(queue: string): Promise<{ messages: number; consumers: number } | null> {
+    const channel = this.channel;
+    if (!channel) return null;
+    try {
+      const { messageCount, consumerCount } = await channel.checkQueue(queue);
+      return { messages: messageCount, consumers: consumerCount };
+    } catch {
+      return null;
+    }
   }
 
   /** A round trip to the broker, for readiness checks. */

@@ -1,5 +1,5 @@
 import { type MessageName, type MessageTypes, parseMessage } from "@herald/contracts";
-import type { Logger } from "@herald/runtime";
+import { contextFrom, inSpan, type Logger, SpanKind } from "@herald/runtime";
 import type { Channel, ChannelModel, ConsumeMessage } from "amqplib";
 
 export type Received<K extends MessageName> = {
@@ -49,7 +49,25 @@ export class Consumer {
     this.tag = consumerTag;
   }
 
-  private async handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
+  private handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
+    const name = (msg.properties.type ?? msg.fields.routingKey) as string;
+    // A CONSUMER span, child of the publisher's (from the message's traceparent).
+    return inSpan(
+      `process ${name}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextFrom(msg.properties.headers),
+        attributes: {
+          "messaging.system": "rabbitmq",
+          "messaging.operation.type": "process",
+          "messaging.destination.name": this.options.queue,
+        },
+      },
+      () => this.run(channel, msg),
+    );
+  }
+
+  private async run(channel: Channel, msg: ConsumeMessage): Promise<void> {
     const { logger, handlers, queue } = this.options;
     const name = (msg.properties.type ?? msg.fields.routingKey) as MessageName;
     const handler = handlers[name] as ((m: Received<MessageName>) => Promise<void>) | undefined;

@@ -1,12 +1,19 @@
 import { createServer, type Server } from "node:http";
+import type { Registry } from "prom-client";
 
 /**
  * The health endpoints of a service without an HTTP API of its own (dispatcher, sender):
- * GET /healthz (the process is alive) and GET /readyz (each dependency answers).
+ * GET /healthz (the process is alive), GET /readyz (each dependency answers) and GET /metrics.
  */
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
-export async function startHealthServer(port: number, host: string, ready: ReadinessCheck): Promise<Server> {
+/** Also serves GET /metrics (Prometheus text) when given the registry. */
+export async function startHealthServer(
+  port: number,
+  host: string,
+  ready: ReadinessCheck,
+  registry?: Registry,
+): Promise<Server> {
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
@@ -20,6 +27,10 @@ export async function startHealthServer(port: number, host: string, ready: Readi
         status: ok ? "ready" : "unavailable",
         checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v ? "ok" : "unreachable"])),
       });
+    }
+    if (req.url === "/metrics" && registry) {
+      res.writeHead(200, { "content-type": registry.contentType }).end(await registry.metrics());
+      return;
     }
     send(404, { error: "not found" });
   });

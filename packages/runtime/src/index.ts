@@ -1,4 +1,21 @@
 export { ConfigError, ConfigReader, type Env, parseDuration } from "./config.ts";
 export { closeServer, type ReadinessCheck, startHealthServer } from "./health.ts";
 export { createLogger, type Logger, redactPaths } from "./logger.ts";
+export { Counter, createRegistry, Gauge, Histogram, type Registry } from "./metrics.ts";
 export { type Closer, onShutdown } from "./shutdown.ts";
+export {
+  annotate,
+  type Context,
+  context,
+  contextFrom,
+  exportsTraces,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  startTelemetry,
+  type Telemetry,
+  trace,
+  traceHeaders,
+  traceIdOf,
+  tracer,
+} from "./telemetry.ts";

@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import { type Logger, pino } from "pino";
 
 export type { Logger };
@@ -18,10 +19,19 @@ export const redactPaths = [
   "*.key",
 ];
 
+/** Each line written inside a span carries its trace and span ids. */
+function traceFields(): Record<string, string> {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  return spanContext && trace.isSpanContextValid(spanContext)
+    ? { trace_id: spanContext.traceId, span_id: spanContext.spanId }
+    : {};
+}
+
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? "info"): Logger {
   return pino({
     level,
     base: { service },
+    mixin: traceFields,
     redact: { paths: redactPaths, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
   });

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
 import { createPrisma, createSecretBox } from "@herald/db";
-import type { Logger } from "@herald/runtime";
+import { Gauge, type Logger, type Registry } from "@herald/runtime";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { ensureBootstrapAccount } from "./bootstrap.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -9,6 +9,7 @@ import type { Deps } from "./context.ts";
 import { bodyParserError } from "./http/body.ts";
 import { ApiError, internal } from "./http/errors.ts";
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
+import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
 import { notFoundHandler, registerRoutes } from "./http/register.ts";
 import { renderDocsPage } from "./openapi/docsPage.ts";
@@ -35,7 +36,7 @@ function errorHandler(logger: Logger) {
   };
 }
 
-export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
+export function createGateway(config: GatewayConfig, logger: Logger, registry: Registry): Gateway {
   const prisma = createPrisma({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   let outbox: Outbox | null = null;
   const broker = new Broker({
@@ -60,9 +61,22 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
   const openapi = buildOpenApi(routes, componentSchemas);
   const docsPage = renderDocsPage(openapi);
 
+  new Gauge({
+    name: "herald_outbox_backlog",
+    help: "Messages written but not yet confirmed by RabbitMQ",
+    registers: [registry],
+    async collect() {
+      this.set(await prisma.outboxMessage.count().catch(() => -1));
+    },
+  });
+
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.use(observeRequests(registry));
+  app.get("/metrics", async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });

@@ -1,12 +1,16 @@
-import { ConfigError, createLogger, onShutdown } from "@herald/runtime";
+import { ConfigError, createLogger, createRegistry, onShutdown, startTelemetry } from "@herald/runtime";
 import { createGateway } from "./app.ts";
 import { loadConfig } from "./config.ts";
 
+const telemetry = startTelemetry("api-gateway");
 const logger = createLogger("api-gateway");
 try {
   const config = loadConfig();
-  const gateway = createGateway(config, logger);
-  onShutdown(logger, [{ name: "gateway", close: () => gateway.stop() }]);
+  const gateway = createGateway(config, logger, createRegistry("api-gateway"));
+  onShutdown(logger, [
+    { name: "gateway", close: () => gateway.stop() },
+    { name: "telemetry", close: () => telemetry.shutdown() },
+  ]);
   const server = await gateway.start();
   const address = server.address();
   logger.info(

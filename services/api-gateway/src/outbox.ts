@@ -1,7 +1,7 @@
 import type { Broker } from "@herald/broker";
 import type { MessageName, MessageTypes } from "@herald/contracts";
 import { newId, type Prisma, type PrismaClient } from "@herald/db";
-import type { Logger } from "@herald/runtime";
+import { contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
 /**
  * The transactional outbox. A change and the message announcing it are written in one
@@ -35,7 +35,8 @@ export class Outbox {
   async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
     const messageId = newId("message");
     return tx.outboxMessage.create({
-      data: { name, messageId, payload: payload as object, headers: {} },
+      // The request's trace context, so the message joins its trace whoever publishes it.
+      data: { name, messageId, payload: payload as object, headers: traceHeaders() },
       select: { id: true, name: true, messageId: true, payload: true, headers: true },
     });
   }
@@ -54,7 +55,7 @@ export class Outbox {
   private async publish(row: OutboxRow): Promise<void> {
     await this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
       messageId: row.messageId,
-      headers: row.headers as Record<string, string>,
+      context: contextFrom(row.headers as Record<string, string>),
     });
     this.confirmed.push(row.id);
     if (this.confirmed.length >= 200) void this.flush();
@@ -104,7 +105,7 @@ export class Outbox {
           rows.map((row) =>
             this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
               messageId: row.messageId,
-              headers: row.headers as Record<string, string>,
+              context: contextFrom(row.headers as Record<string, string>),
             }),
           ),
         );

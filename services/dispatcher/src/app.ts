@@ -1,12 +1,13 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
 import { createPrisma } from "@herald/db";
-import { closeServer, type Logger, startHealthServer } from "@herald/runtime";
+import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
 import type { DispatcherDeps } from "./deps.ts";
 import { dispatchDue } from "./due.ts";
 import { dropEndpoint } from "./endpointDeleted.ts";
 import { fanOut } from "./fanOut.ts";
+import { dispatcherMetrics } from "./metrics.ts";
 import { runReplay } from "./replay.ts";
 import { recordResult } from "./results.ts";
 import { delayTiers } from "./retries.ts";
@@ -20,7 +21,7 @@ export type Dispatcher = {
   healthServer(): Server | null;
 };
 
-export function createDispatcher(config: DispatcherConfig, logger: Logger): Dispatcher {
+export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
   const prisma = createPrisma({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const broker = new Broker({
     url: config.amqpUrl,
@@ -28,7 +29,13 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger): Disp
     logger,
     delaysMs: delayTiers(config.retrySchedule),
   });
-  const deps: DispatcherDeps = { prisma, broker, config, logger };
+  const deps: DispatcherDeps = {
+    prisma,
+    broker,
+    config,
+    logger,
+    metrics: dispatcherMetrics(registry, broker),
+  };
   const queues = broker.topology.queues;
   let stopSweeper: (() => Promise<void>) | null = null;
   let health: Server | null = null;
@@ -37,13 +44,18 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger): Disp
     deps,
     healthServer: () => health,
     async start() {
-      health = await startHealthServer(config.healthPort, config.healthHost, async () => ({
-        database: await prisma.$queryRaw`SELECT 1`.then(
-          () => true,
-          () => false,
-        ),
-        broker: await broker.ping(),
-      }));
+      health = await startHealthServer(
+        config.healthPort,
+        config.healthHost,
+        async () => ({
+          database: await prisma.$queryRaw`SELECT 1`.then(
+            () => true,
+            () => false,
+          ),
+          broker: await broker.ping(),
+        }),
+        registry,
+      );
       await broker.start(5000);
       await broker.consume(
         queues.dispatcherEvents,

@@ -2,6 +2,7 @@ import type { Broker } from "@herald/broker";
 import type { PrismaClient } from "@herald/db";
 import type { Logger } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
+import type { DispatcherMetrics } from "./metrics.ts";
 
 /** What the dispatcher's handlers use. The dispatcher is the only writer of deliveries and attempts. */
 export type DispatcherDeps = {
@@ -9,4 +10,5 @@ export type DispatcherDeps = {
   broker: Broker;
   config: DispatcherConfig;
   logger: Logger;
+  metrics: DispatcherMetrics;
 };

@@ -34,6 +34,7 @@ export async function dispatchDue(deps: DispatcherDeps, attemptIds: string[]): P
         data: { status, nextAttemptAt: null, updatedAt: new Date() },
       }),
     ]);
+    deps.metrics.deliveries.inc({ status });
   }
   await sendAttempts(deps, sendable);
 }

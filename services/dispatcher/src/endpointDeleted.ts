@@ -8,7 +8,7 @@ import type { DispatcherDeps } from "./deps.ts";
  */
 export async function dropEndpoint(deps: DispatcherDeps, message: EndpointDeletedV1): Promise<void> {
   const { prisma } = deps;
-  await prisma.$transaction([
+  const [dropped] = await prisma.$transaction([
     prisma.delivery.updateMany({
       where: { endpointId: message.endpoint_id, status: { in: ["pending", "retrying"] } },
       data: { status: "dropped", nextAttemptAt: null, updatedAt: new Date() },
@@ -17,4 +17,11 @@ export async function dropEndpoint(deps: DispatcherDeps, message: EndpointDelete
       where: { endpointId: message.endpoint_id, status: "pending", sentAt: null },
     }),
   ]);
+  if (dropped.count) {
+    deps.metrics.deliveries.inc({ status: "dropped" }, dropped.count);
+    deps.logger.info(
+      { endpoint: message.endpoint_id, deliveries: dropped.count },
+      "endpoint deleted: pending deliveries dropped",
+    );
+  }
 }

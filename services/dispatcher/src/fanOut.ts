@@ -1,5 +1,6 @@
 import type { EventCreatedV1 } from "@herald/contracts";
 import { newId } from "@herald/db";
+import { annotate } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { sendAttempts } from "./dispatch.ts";
 import { receives } from "./retries.ts";
@@ -16,6 +17,7 @@ import { receives } from "./retries.ts";
  */
 export async function fanOut(deps: DispatcherDeps, message: EventCreatedV1): Promise<void> {
   const { prisma } = deps;
+  annotate({ "herald.event_id": message.event_id, "herald.app_id": message.app_id });
   const event = await prisma.event.findUnique({
     where: { id: message.event_id },
     select: { id: true, accountId: true, appId: true, type: true },
@@ -29,8 +31,8 @@ export async function fanOut(deps: DispatcherDeps, message: EventCreatedV1): Pro
   const targets = endpoints.filter((e) => receives(e.eventTypes, event.type));
   if (!targets.length) return;
   const now = new Date();
-  await prisma.$transaction(async (tx) => {
-    await tx.delivery.createMany({
+  const created = await prisma.$transaction(async (tx) => {
+    const inserted = await tx.delivery.createMany({
       data: targets.map((e) => ({
         id: newId("delivery"),
         accountId: event.accountId,
@@ -43,13 +45,13 @@ export async function fanOut(deps: DispatcherDeps, message: EventCreatedV1): Pro
       })),
       skipDuplicates: true,
     });
-    const deliveries = await tx.delivery.findMany({
+    const rows = await tx.delivery.findMany({
       where: { eventId: event.id },
       select: { id: true, endpointId: true },
     });
     const urls = new Map(targets.map((e) => [e.id, e.url]));
     await tx.attempt.createMany({
-      data: deliveries
+      data: rows
         .filter((d) => urls.has(d.endpointId))
         .map((d) => ({
           id: newId("attempt"),
@@ -66,7 +68,12 @@ export async function fanOut(deps: DispatcherDeps, message: EventCreatedV1): Pro
         })),
       skipDuplicates: true,
     });
+    return inserted.count;
   });
+  if (created) {
+    deps.metrics.deliveries.inc({ status: "pending" }, created);
+    deps.logger.info({ event: event.id, app: event.appId, endpoints: created }, "event fanned out");
+  }
   const unsent = await prisma.attempt.findMany({
     where: { eventId: event.id, attemptNumber: 1, status: "pending", sentAt: null },
     select: { id: true },

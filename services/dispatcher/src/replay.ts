@@ -73,6 +73,7 @@ export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1
       await tx.attempt.createMany({ data: attempts });
       return attempts.map((a) => a.id);
     });
+    deps.metrics.deliveries.inc({ status: "pending" }, created.length);
     await sendAttempts(deps, created);
     if (created.length < BATCH) break;
   }

@@ -3,9 +3,17 @@ import { Agent as HttpsAgent } from "node:https";
 import { Broker } from "@herald/broker";
 import type { AttemptRequestedV1 } from "@herald/contracts";
 import { createSecretBox } from "@herald/db";
-import { closeServer, type Logger, startHealthServer } from "@herald/runtime";
+import {
+  annotate,
+  closeServer,
+  type Logger,
+  type Registry,
+  startHealthServer,
+  traceIdOf,
+} from "@herald/runtime";
 import type { SenderConfig } from "./config.ts";
 import { type DeliverOptions, deliver } from "./deliver.ts";
+import { senderMetrics } from "./metrics.ts";
 
 export type Sender = { start(): Promise<void>; stop(): Promise<void>; broker: Broker };
 
@@ -16,8 +24,9 @@ export type Sender = { start(): Promise<void>; stop(): Promise<void>; broker: Br
  * run as many as the load needs (competing consumers), each with SENDER_CONCURRENCY
  * attempts in flight.
  */
-export function createSender(config: SenderConfig, logger: Logger): Sender {
+export function createSender(config: SenderConfig, logger: Logger, registry: Registry): Sender {
   const broker = new Broker({ url: config.amqpUrl, prefix: config.amqpPrefix, logger });
+  const metrics = senderMetrics(registry, broker);
   const agentOptions = {
     keepAlive: true,
     maxSockets: config.concurrency,
@@ -36,8 +45,22 @@ export function createSender(config: SenderConfig, logger: Logger): Sender {
   // handler, which then reports again instead of making the attempt a second time.
   const unreported = new Map<string, Awaited<ReturnType<typeof deliver>>>();
 
+  async function attempt(request: AttemptRequestedV1) {
+    annotate({
+      "herald.event_id": request.event_id,
+      "herald.endpoint_id": request.endpoint_id,
+      "herald.app_id": request.app_id,
+      "herald.attempt_number": request.attempt_number,
+    });
+    const outcome = await deliver(request, options);
+    const label = outcome.succeeded ? "succeeded" : "failed";
+    metrics.attempts.inc({ outcome: label, error: outcome.error ?? "none" });
+    metrics.duration.observe({ outcome: label }, outcome.duration_ms / 1000);
+    return outcome;
+  }
+
   async function handle(request: AttemptRequestedV1): Promise<void> {
-    const outcome = unreported.get(request.attempt_id) ?? (await deliver(request, options));
+    const outcome = unreported.get(request.attempt_id) ?? (await attempt(request));
     // Bounded: an entry whose message went to another sender is never collected otherwise.
     if (unreported.size > 10_000) unreported.clear();
     unreported.set(request.attempt_id, outcome);
@@ -59,7 +82,7 @@ export function createSender(config: SenderConfig, logger: Logger): Sender {
         delivery_id: request.delivery_id,
         endpoint_id: request.endpoint_id,
         ...outcome,
-        trace_id: null,
+        trace_id: traceIdOf(),
         completed_at: new Date().toISOString(),
       },
       { messageId: `${request.attempt_id}.result` },

@@ -2,6 +2,7 @@ import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import type { AttemptCompletedV1, AttemptRequestedV1 } from "@herald/contracts";
 import type { SecretBox } from "@herald/db";
+import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import { signatureHeader } from "./sign.ts";
@@ -98,16 +99,20 @@ function post(
 }
 
 /** Makes one attempt: signs, POSTs, and reports what happened. Never throws. */
-export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
-  const started = performance.now();
-  const failed = (error: string): Outcome => ({
+function failure(error: string, started: number): Outcome {
+  return {
     succeeded: false,
     response_status: null,
     response_body: null,
     error,
     duration_ms: Math.round(performance.now() - started),
     retry_after_ms: null,
-  });
+  };
+}
+
+export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
+  const started = performance.now();
+  const failed = (error: string) => failure(error, started);
   let url: URL;
   try {
     url = new URL(request.url);
@@ -125,6 +130,42 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
   };
+  // The outgoing call as a CLIENT span with the HTTP semantic conventions. The query string
+  // is left out of url.full: it may carry a customer's token. No header or body is recorded.
+  const target = new URL(url);
+  target.search = "";
+  const attributes = {
+    "http.request.method": "POST",
+    "url.full": target.toString(),
+    "server.address": url.hostname,
+    "server.port": Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+    "herald.event_id": request.event_id,
+    "herald.endpoint_id": request.endpoint_id,
+    "herald.app_id": request.app_id,
+    "herald.attempt_number": request.attempt_number,
+  };
+  return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const outcome = await call(url, headers, request, options, started);
+    if (outcome.response_status !== null)
+      span.setAttribute("http.response.status_code", outcome.response_status);
+    if (outcome.error) {
+      span.setAttribute(
+        "error.type",
+        outcome.response_status ? String(outcome.response_status) : outcome.error,
+      );
+      span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error });
+    }
+    return outcome;
+  });
+}
+
+async function call(
+  url: URL,
+  headers: Record<string, string>,
+  request: AttemptRequestedV1,
+  options: DeliverOptions,
+  started: number,
+): Promise<Outcome> {
   try {
     const res = await post(url, headers, request.payload, options);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
@@ -139,6 +180,6 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
       retry_after_ms: parseRetryAfter(retryAfter),
     };
   } catch (err) {
-    return failed(errorKind(err));
+    return failure(errorKind(err), started);
   }
 }

@@ -1,4 +1,5 @@
 import { isId, newId, type PrismaClient } from "@herald/db";
+import { annotate, traceHeaders } from "@herald/runtime";
 import type { Ctx } from "../context.ts";
 import { ApiError, invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
@@ -138,6 +139,7 @@ export const eventRoutes: RouteSpec[] = [
         }
       }
       const id = newId("event");
+      annotate({ "herald.event_id": id, "herald.app_id": app.id });
       const createdAt = new Date();
       const [event, row] = await deps.prisma.$transaction(async (tx) => {
         const event = await tx.event.create({
@@ -147,6 +149,7 @@ export const eventRoutes: RouteSpec[] = [
             appId: app.id,
             type: body.type,
             data: body.data as object,
+            traceContext: traceHeaders().traceparent ?? null,
             createdAt,
           },
         });

@@ -62,7 +62,8 @@ export const replaySchemas: Record<string, Schema> = {
       succeeded: { type: "integer", description: "Replayed attempts that succeeded." },
       failed: {
         type: "integer",
-        description: "Replayed attempts that failed (their deliveries retry on the schedule).",
+        description:
+          "Replayed attempts that failed: their deliveries retry while the schedule has steps left, else end failed again.",
       },
       since: nullableTimestamp,
       event: { type: ["string", "null"] },

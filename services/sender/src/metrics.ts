@@ -1,0 +1,24 @@
+import { type Broker, registerQueueGauges } from "@herald/broker";
+import { Counter, Histogram, type Registry } from "@herald/runtime";
+
+/** What a sender counts: attempts by outcome and error kind, and how long they took. */
+export type SenderMetrics = ReturnType<typeof senderMetrics>;
+
+export function senderMetrics(registry: Registry, broker: Broker) {
+  registerQueueGauges(registry, broker, [broker.topology.queues.senderAttempts]);
+  return {
+    attempts: new Counter({
+      name: "herald_attempts_total",
+      help: "Attempts made, by outcome (succeeded, failed) and error kind",
+      labelNames: ["outcome", "error"],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: "herald_attempt_duration_seconds",
+      help: "From sending the request to its response (or failure)",
+      labelNames: ["outcome"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
+      registers: [registry],
+    }),
+  };
+}
