@@ -82,6 +82,15 @@ describe("docker-compose.yml", () => {
     expect(new URL(config.amqpUrl).hostname).toBe("rabbitmq");
   });
 
+  it("sends every service's traces to the tracing backend it runs", () => {
+    expect(compose.services.jaeger?.image).toMatch(/^jaegertracing\/all-in-one:/);
+    for (const service of ["api-gateway", "dispatcher", "sender"]) {
+      const env = envOf(service);
+      expect(new URL(env.OTEL_EXPORTER_OTLP_ENDPOINT!).hostname, service).toBe("jaeger");
+      expect(["http/protobuf", "http/json"]).toContain(env.OTEL_EXPORTER_OTLP_PROTOCOL);
+    }
+  });
+
   it("refuses to start without the secrets a user must choose", () => {
     delete supplied.ENCRYPTION_KEY;
     const raw = compose.services["api-gateway"]!.environment!.ENCRYPTION_KEY!;

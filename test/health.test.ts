@@ -1,25 +1,16 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL } from "./support/env.ts";
 import { startGateway, type TestGateway } from "./support/gateway.ts";
 import { createQueuePrefix, createTestDatabase } from "./support/isolation.ts";
+import { freePort } from "./support/processes.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway();
 });
 afterAll(() => gw.close());
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe("health", () => {
   it("answers /healthz and /readyz without a key", async () => {

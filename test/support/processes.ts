@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { join } from "node:path";
 
 /** A service started as its own process, as `npm start` and a pod would run it. */
@@ -32,4 +33,29 @@ export async function stopAll(services: ServiceProcess[]): Promise<void> {
   for (const s of services) if (s.child.exitCode === null) s.child.kill("SIGTERM");
   await Promise.race([Promise.all(services.map((s) => s.exited)), new Promise((r) => setTimeout(r, 20_000))]);
   for (const s of services) if (s.child.exitCode === null) s.child.kill("SIGKILL");
+}
+
+/** A TCP port free right now on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once the service has printed `text`; rejects with its output if it exits or takes too long. */
+export async function waitForOutput(
+  service: ServiceProcess,
+  text: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!service.output().includes(text)) {
+    if (service.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`${service.name} did not print "${text}":\n${service.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

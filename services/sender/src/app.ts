@@ -15,7 +15,12 @@ import type { SenderConfig } from "./config.ts";
 import { type DeliverOptions, deliver } from "./deliver.ts";
 import { senderMetrics } from "./metrics.ts";
 
-export type Sender = { start(): Promise<void>; stop(): Promise<void>; broker: Broker };
+export type Sender = {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  broker: Broker;
+  healthServer(): Server | null;
+};
 
 /**
  * A sender: takes `attempt.requested.v1`, makes the HTTP attempt, and publishes
@@ -92,15 +97,19 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
 
   return {
     broker,
+    healthServer: () => health,
     async start() {
       if (config.allowPrivateDestinations) {
         logger.warn(
           "ALLOW_PRIVATE_DESTINATIONS=true: endpoints on loopback and private networks are reachable (local use only)",
         );
       }
-      health = await startHealthServer(config.healthPort, config.healthHost, async () => ({
-        broker: await broker.ping(),
-      }));
+      health = await startHealthServer(
+        config.healthPort,
+        config.healthHost,
+        async () => ({ broker: await broker.ping() }),
+        registry,
+      );
       await broker.start(5000);
       await broker.consume(
         broker.topology.queues.senderAttempts,
