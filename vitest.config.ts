@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts"],
-    exclude: ["test/chaos/**", "**/node_modules/**"],
+    exclude: ["test/serial/**", "**/node_modules/**"],
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

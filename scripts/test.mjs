@@ -25,7 +25,7 @@ const suites = [
   ["tests (vitest)", "vitest.config.ts", only],
   ...(only.length
     ? []
-    : [["failure tests (vitest, alone: they restart RabbitMQ)", "vitest.chaos.config.ts", []]]),
+    : [["failure tests (vitest, alone: they restart RabbitMQ)", "vitest.serial.config.ts", []]]),
 ];
 const steps = [
   ["lint (biome)", ...exec("biome", "check", ".")],

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL } from "../support/env.ts";
+import type { Response } from "../support/gateway.ts";
 import { createQueuePrefix, createTestDatabase } from "../support/isolation.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp.ts";
 import { freePort, type ServiceProcess, spawnService, stopAll, waitForOutput } from "../support/processes.ts";
@@ -30,7 +31,7 @@ async function api(method: string, path: string, body?: unknown) {
     headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as Response["body"] };
 }
 
 beforeAll(async () => {
