@@ -3,7 +3,7 @@ import type { MessageName, MessageTypes } from "@herald/contracts";
 import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
 import type { Attributes, Link } from "@opentelemetry/api";
 import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
-import { Consumer, type Handlers } from "./consumer.ts";
+import { type BatchSpec, Consumer, type Handlers } from "./consumer.ts";
 import { declareTopology, type Topology, topologyNames } from "./topology.ts";
 
 export type PublishOptions = {
@@ -214,6 +214,23 @@ export class Broker {
    */
   async consume(queue: string, handlers: Handlers, prefetch: number): Promise<Consumer> {
     const consumer = new Consumer({ queue, handlers, prefetch, logger: this.options.logger });
+    this.consumers.push(consumer);
+    if (this.model) await consumer.attach(this.model);
+    return consumer;
+  }
+
+  /** Consumes a queue of one kind of message in batches (see BatchSpec); same guarantees. */
+  async consumeBatch<K extends MessageName>(
+    queue: string,
+    batch: BatchSpec<K>,
+    prefetch: number,
+  ): Promise<Consumer> {
+    const consumer = new Consumer({
+      queue,
+      batch: batch as unknown as BatchSpec,
+      prefetch,
+      logger: this.options.logger,
+    });
     this.consumers.push(consumer);
     if (this.model) await consumer.attach(this.model);
     return consumer;

@@ -1,9 +1,10 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
-import { createPrisma, createSecretBox } from "@herald/db";
+import { createPool, createPrisma, createSecretBox } from "@herald/db";
 import { Gauge, type Logger, type Registry } from "@herald/runtime";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { ensureBootstrapAccount } from "./bootstrap.ts";
+import { createCaches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { Deps } from "./context.ts";
 import { bodyParserError } from "./http/body.ts";
@@ -49,9 +50,12 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
   });
+  const pool = createPool(config.databaseUrl, config.databasePoolSize);
   const deps: Deps = {
     config,
     prisma,
+    pool,
+    caches: createCaches(),
     broker,
     outbox,
     secrets: createSecretBox(config.encryptionKey),
@@ -136,6 +140,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       await outbox.stop();
       await broker.close();
       await prisma.$disconnect();
+      await pool.end();
     },
   };
 }

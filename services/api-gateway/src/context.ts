@@ -1,7 +1,8 @@
 import type { Broker } from "@herald/broker";
-import type { PrismaClient, SecretBox } from "@herald/db";
+import type { Pool, PrismaClient, SecretBox } from "@herald/db";
 import type { Logger } from "@herald/runtime";
 import type { Request } from "express";
+import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { Outbox } from "./outbox.ts";
 import type { SchemaCache } from "./resources/eventTypeSchemas.ts";
@@ -10,6 +11,9 @@ import type { SchemaCache } from "./resources/eventTypeSchemas.ts";
 export type Deps = {
   config: GatewayConfig;
   prisma: PrismaClient;
+  /** pg for the hot path of accepting events. */
+  pool: Pool;
+  caches: Caches;
   broker: Broker;
   outbox: Outbox;
   secrets: SecretBox;

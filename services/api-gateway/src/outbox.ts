@@ -31,6 +31,11 @@ export class Outbox {
     private readonly options: OutboxOptions,
   ) {}
 
+  /** A message as the outbox stores it, carrying the active trace context. */
+  message<K extends MessageName>(name: K, payload: MessageTypes[K]): Omit<OutboxRow, "id"> {
+    return { name, messageId: newId("message"), payload, headers: traceHeaders() };
+  }
+
   /** Writes a message inside the caller's transaction. */
   async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
     const messageId = newId("message");

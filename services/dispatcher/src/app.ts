@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
-import { createPrisma } from "@herald/db";
+import { createPool, createPrisma } from "@herald/db";
 import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
 import type { DispatcherDeps } from "./deps.ts";
@@ -9,8 +9,8 @@ import { dropEndpoint } from "./endpointDeleted.ts";
 import { fanOut } from "./fanOut.ts";
 import { dispatcherMetrics } from "./metrics.ts";
 import { runReplay } from "./replay.ts";
-import { recordResult } from "./results.ts";
 import { delayTiers } from "./retries.ts";
+import { recordResults } from "./successes.ts";
 import { startSweeper } from "./sweeper.ts";
 
 export type Dispatcher = {
@@ -29,7 +29,9 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
     logger,
     delaysMs: delayTiers(config.retrySchedule),
   });
+  const pool = createPool(config.databaseUrl, config.databasePoolSize);
   const deps: DispatcherDeps = {
+    pool,
     prisma,
     broker,
     config,
@@ -57,14 +59,15 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         registry,
       );
       await broker.start(5000);
-      await broker.consume(
+      const batch = { maxSize: config.batchSize, maxWaitMs: config.batchWaitMs };
+      await broker.consumeBatch(
         queues.dispatcherEvents,
-        { "event.created.v1": (m) => fanOut(deps, m.body) },
+        { name: "event.created.v1", handler: (m) => fanOut(deps, m), ...batch },
         config.prefetch,
       );
-      await broker.consume(
+      await broker.consumeBatch(
         queues.dispatcherResults,
-        { "attempt.completed.v1": (m) => recordResult(deps, m.body) },
+        { name: "attempt.completed.v1", handler: (m) => recordResults(deps, m), ...batch },
         config.prefetch,
       );
       await broker.consume(
@@ -88,6 +91,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       await stopSweeper?.();
       await broker.close();
       await prisma.$disconnect();
+      await pool.end();
       if (health) await closeServer(health);
     },
   };

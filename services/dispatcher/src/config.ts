@@ -10,6 +10,8 @@ export type DispatcherConfig = {
   attemptTimeoutMs: number;
   endpointDisableAfterMs: number;
   prefetch: number;
+  batchSize: number;
+  batchWaitMs: number;
   sweepIntervalMs: number;
   /** A scheduled attempt not handed to a sender this long after it was due is sent by the sweeper. */
   sweepGraceMs: number;
@@ -39,7 +41,11 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     retrySchedule: retrySchedule ?? [],
     attemptTimeoutMs,
     endpointDisableAfterMs: r.duration("ENDPOINT_DISABLE_AFTER", 5 * 86_400_000),
-    prefetch: r.int("DISPATCHER_PREFETCH", 50, { min: 1, max: 10_000 }),
+    // Two batches in hand: the next fills while one is written.
+    prefetch: r.int("DISPATCHER_PREFETCH", 200, { min: 1, max: 10_000 }),
+    batchSize: r.int("DISPATCHER_BATCH", 100, { min: 1, max: 1000 }),
+    // 5 ms: a few requests' worth of latency buys one round of SQL per hundred messages.
+    batchWaitMs: r.duration("DISPATCHER_BATCH_WAIT", 5),
     sweepIntervalMs: r.duration("SWEEP_INTERVAL", 15_000),
     sweepGraceMs: r.duration("SWEEP_GRACE", 30_000),
     // 10 min: far past any attempt (15 s timeout) and a long sender backlog; a sent attempt is

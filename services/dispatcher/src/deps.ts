@@ -1,5 +1,5 @@
 import type { Broker } from "@herald/broker";
-import type { PrismaClient } from "@herald/db";
+import type { Pool, PrismaClient } from "@herald/db";
 import type { Logger } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
 import type { DispatcherMetrics } from "./metrics.ts";
@@ -7,6 +7,8 @@ import type { DispatcherMetrics } from "./metrics.ts";
 /** What the dispatcher's handlers use. The dispatcher is the only writer of deliveries and attempts. */
 export type DispatcherDeps = {
   prisma: PrismaClient;
+  /** pg for the hot paths: fan-out, sending attempts, recording successes. */
+  pool: Pool;
   broker: Broker;
   config: DispatcherConfig;
   logger: Logger;

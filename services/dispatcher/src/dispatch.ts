@@ -7,72 +7,89 @@ import type { DispatcherDeps } from "./deps.ts";
  * Hands pending attempts to the senders: one `attempt.requested.v1` each, built from the
  * database (senders have none), published with confirms, then marked `sent_at`. Attempts
  * that are no longer pending are skipped. Used by fan-out, due retries, replays and the
- * sweeper alike.
+ * sweeper alike; two statements for any number of attempts.
  *
- * Each attempt joins its event's trace (kept on the event row): under the active span when
+ * Each attempt joins its event's trace (kept on the event row): under the given parent when
  * that is already in the event's trace (fan-out, a due retry), else directly under the
- * event's context with a link to the active span (a replay, the sweeper).
+ * event's context with a link to the parent (a replay, the sweeper).
  */
-function traceOf(traceContext: string | null): { context?: Context; links: Link[] } {
-  const active = context.active();
-  if (!traceContext) return { links: [] };
+type Row = {
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  app_id: string;
+  attempt_number: number;
+  url: string;
+  headers: Record<string, string>;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  type: string;
+  data: string;
+  created_at: Date;
+  trace_context: string | null;
+};
+
+function traceOf(traceContext: string | null, parent: Context): { context: Context; links: Link[] } {
+  if (!traceContext) return { context: parent, links: [] };
   const eventContext = contextFrom({ traceparent: traceContext });
-  if (traceIdOf(active) === traceIdOf(eventContext)) return { links: [] };
-  const activeSpan = trace.getSpanContext(active);
-  return { context: eventContext, links: activeSpan ? [{ context: activeSpan }] : [] };
+  if (traceIdOf(parent) === traceIdOf(eventContext)) return { context: parent, links: [] };
+  const parentSpan = trace.getSpanContext(parent);
+  return { context: eventContext, links: parentSpan ? [{ context: parentSpan }] : [] };
 }
 
-export async function sendAttempts(deps: DispatcherDeps, attemptIds: string[]): Promise<number> {
+/** `parentOf(eventId)`: the context to publish an event's attempts under (default: the active one). */
+export async function sendAttempts(
+  deps: DispatcherDeps,
+  attemptIds: string[],
+  parentOf: (eventId: string) => Context | undefined = () => undefined,
+): Promise<number> {
   if (!attemptIds.length) return 0;
-  const { prisma, broker } = deps;
-  const attempts = await prisma.attempt.findMany({
-    where: { id: { in: attemptIds }, status: "pending" },
-    include: { delivery: { include: { endpoint: true, event: true } } },
-    orderBy: { id: "asc" },
-  });
+  const { pool, broker } = deps;
+  const { rows } = await pool.query<Row>(
+    `SELECT a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number,
+            ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
+            ev.type, ev.data::text AS data, ev.created_at, ev.trace_context
+     FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
+     WHERE a.id = ANY($1) AND a.status = 'pending'
+     ORDER BY a.id`,
+    [attemptIds],
+  );
   const now = new Date();
-  const traces = new Map(attempts.map((a) => [a.id, traceOf(a.delivery.event.traceContext)]));
-  const messages: AttemptRequestedV1[] = attempts.map(({ delivery, ...attempt }) => {
-    const { endpoint, event } = delivery;
-    const previous =
-      endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
-        ? [endpoint.previousSecret]
-        : [];
-    return {
-      attempt_id: attempt.id,
-      delivery_id: delivery.id,
-      event_id: event.id,
-      endpoint_id: endpoint.id,
-      app_id: delivery.appId,
-      attempt_number: attempt.attemptNumber,
-      url: endpoint.url,
-      headers: endpoint.headers as Record<string, string>,
-      secrets: [endpoint.secret, ...previous],
-      payload: JSON.stringify({
-        type: event.type,
-        timestamp: event.createdAt.toISOString(),
-        data: event.data,
-      }),
-    };
-  });
   // Oldest first: the broker keeps publish order within one channel.
   await Promise.all(
-    messages.map((m) =>
-      broker.publish("attempt.requested.v1", m, {
-        messageId: m.attempt_id,
-        ...traces.get(m.attempt_id),
+    rows.map((r) => {
+      const previous =
+        r.previous_secret && r.previous_secret_expires_at && r.previous_secret_expires_at > now
+          ? [r.previous_secret]
+          : [];
+      const message: AttemptRequestedV1 = {
+        attempt_id: r.id,
+        delivery_id: r.delivery_id,
+        event_id: r.event_id,
+        endpoint_id: r.endpoint_id,
+        app_id: r.app_id,
+        attempt_number: r.attempt_number,
+        url: r.url,
+        headers: r.headers,
+        secrets: [r.secret, ...previous],
+        // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
+        payload: `{"type":${JSON.stringify(r.type)},"timestamp":${JSON.stringify(r.created_at.toISOString())},"data":${r.data}}`,
+      };
+      return broker.publish("attempt.requested.v1", message, {
+        messageId: r.id,
+        ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
         attributes: {
-          "herald.event_id": m.event_id,
-          "herald.endpoint_id": m.endpoint_id,
-          "herald.app_id": m.app_id,
-          "herald.attempt_number": m.attempt_number,
+          "herald.event_id": r.event_id,
+          "herald.endpoint_id": r.endpoint_id,
+          "herald.app_id": r.app_id,
+          "herald.attempt_number": r.attempt_number,
         },
-      }),
-    ),
+      });
+    }),
   );
-  await prisma.attempt.updateMany({
-    where: { id: { in: attempts.map((a) => a.id) } },
-    data: { sentAt: new Date() },
-  });
-  return messages.length;
+  if (rows.length)
+    await pool.query("UPDATE attempts SET sent_at = now() WHERE id = ANY($1)", [rows.map((r) => r.id)]);
+  return rows.length;
 }

@@ -1,85 +1,94 @@
-import type { EventCreatedV1 } from "@herald/contracts";
-import { newId } from "@herald/db";
-import { annotate } from "@herald/runtime";
+import type { Received } from "@herald/broker";
+import { inTransaction, newId } from "@herald/db";
+import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { sendAttempts } from "./dispatch.ts";
 import { receives } from "./retries.ts";
 
+type EventRow = { id: string; account_id: string; app_id: string; type: string };
+type EndpointRow = { id: string; app_id: string; url: string; event_types: string[] };
+
 /**
- * `event.created.v1`: one delivery per endpoint of the event's app that is neither deleted nor
- * disabled and receives the event's type, each with a pending first attempt, handed to the
- * senders.
+ * `event.created.v1`, a batch at a time: one delivery per endpoint of each event's app that is
+ * neither deleted nor disabled and receives the event's type, each with a pending first
+ * attempt, handed to the senders. Six statements for the whole batch.
  *
  * Idempotent by the unique keys delivery (event_id, endpoint_id) and attempt (delivery_id,
  * attempt_number): a redelivered message (the outbox relay published it twice, or a
  * dispatcher died mid-way) creates nothing twice, and only first attempts not yet handed to
  * a sender (`sent_at` null) are sent.
  */
-export async function fanOut(deps: DispatcherDeps, message: EventCreatedV1): Promise<void> {
-  const { prisma } = deps;
-  annotate({ "herald.event_id": message.event_id, "herald.app_id": message.app_id });
-  const event = await prisma.event.findUnique({
-    where: { id: message.event_id },
-    select: { id: true, accountId: true, appId: true, type: true },
-  });
-  // Its app was deleted since: nothing is left to deliver to.
-  if (!event) return;
-  const endpoints = await prisma.endpoint.findMany({
-    where: { appId: event.appId, deletedAt: null, disabled: false },
-    select: { id: true, url: true, eventTypes: true },
-  });
-  const targets = endpoints.filter((e) => receives(e.eventTypes, event.type));
+export async function fanOut(deps: DispatcherDeps, messages: Received<"event.created.v1">[]): Promise<void> {
+  const { pool } = deps;
+  const contexts = new Map(messages.map((m) => [m.body.event_id, m.context]));
+  for (const m of messages)
+    trace
+      .getSpan(m.context)
+      ?.setAttributes({ "herald.event_id": m.body.event_id, "herald.app_id": m.body.app_id });
+  // An event whose app was deleted since is gone: nothing is left to deliver to.
+  const { rows: events } = await pool.query<EventRow>(
+    "SELECT id, account_id, app_id, type FROM events WHERE id = ANY($1)",
+    [[...contexts.keys()]],
+  );
+  if (!events.length) return;
+  const { rows: endpoints } = await pool.query<EndpointRow>(
+    // Prisma keeps an empty list as NULL.
+    "SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types FROM endpoints WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled",
+    [[...new Set(events.map((e) => e.app_id))]],
+  );
+  const targets = events
+    .flatMap((event) =>
+      endpoints
+        .filter((e) => e.app_id === event.app_id && receives(e.event_types, event.type))
+        .map((endpoint) => ({ event, endpoint })),
+    )
+    // One lock order for every dispatcher: concurrent batches cannot deadlock.
+    .sort((a, b) => (a.event.id + a.endpoint.id < b.event.id + b.endpoint.id ? -1 : 1));
   if (!targets.length) return;
-  const now = new Date();
-  const created = await prisma.$transaction(async (tx) => {
-    const inserted = await tx.delivery.createMany({
-      data: targets.map((e) => ({
-        id: newId("delivery"),
-        accountId: event.accountId,
-        appId: event.appId,
-        eventId: event.id,
-        endpointId: e.id,
-        status: "pending",
-        createdAt: now,
-        updatedAt: now,
-      })),
-      skipDuplicates: true,
-    });
-    const rows = await tx.delivery.findMany({
-      where: { eventId: event.id },
-      select: { id: true, endpointId: true },
-    });
-    const urls = new Map(targets.map((e) => [e.id, e.url]));
-    await tx.attempt.createMany({
-      data: rows
-        .filter((d) => urls.has(d.endpointId))
-        .map((d) => ({
-          id: newId("attempt"),
-          accountId: event.accountId,
-          appId: event.appId,
-          deliveryId: d.id,
-          eventId: event.id,
-          endpointId: d.endpointId,
-          attemptNumber: 1,
-          status: "pending",
-          url: urls.get(d.endpointId)!,
-          scheduledAt: now,
-          createdAt: now,
-        })),
-      skipDuplicates: true,
-    });
-    return inserted.count;
+  const created = await inTransaction(pool, async (client) => {
+    const inserted = await client.query(
+      `INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
+       SELECT x.id, x.account_id, x.app_id, x.event_id, x.endpoint_id, 'pending', 0, now(), now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(id, account_id, app_id, event_id, endpoint_id)
+       ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
+      [
+        targets.map(() => newId("delivery")),
+        targets.map((t) => t.event.account_id),
+        targets.map((t) => t.event.app_id),
+        targets.map((t) => t.event.id),
+        targets.map((t) => t.endpoint.id),
+      ],
+    );
+    await client.query(
+      `INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
+       SELECT x.id, d.account_id, d.app_id, d.id, d.event_id, d.endpoint_id, 1, 'pending', x.url, now(), now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, event_id, endpoint_id, url)
+       JOIN deliveries d ON d.event_id = x.event_id AND d.endpoint_id = x.endpoint_id
+       ON CONFLICT (delivery_id, attempt_number) DO NOTHING`,
+      [
+        targets.map(() => newId("attempt")),
+        targets.map((t) => t.event.id),
+        targets.map((t) => t.endpoint.id),
+        targets.map((t) => t.endpoint.url),
+      ],
+    );
+    return inserted.rowCount ?? 0;
   });
-  if (created) {
-    deps.metrics.deliveries.inc({ status: "pending" }, created);
-    deps.logger.info({ event: event.id, app: event.appId, endpoints: created }, "event fanned out");
+  if (created) deps.metrics.deliveries.inc({ status: "pending" }, created);
+  for (const event of events) {
+    const count = targets.filter((t) => t.event.id === event.id).length;
+    if (count)
+      context.with(contexts.get(event.id)!, () =>
+        deps.logger.info({ event: event.id, app: event.app_id, endpoints: count }, "event fanned out"),
+      );
   }
-  const unsent = await prisma.attempt.findMany({
-    where: { eventId: event.id, attemptNumber: 1, status: "pending", sentAt: null },
-    select: { id: true },
-  });
+  const { rows: unsent } = await pool.query<{ id: string }>(
+    "SELECT id FROM attempts WHERE event_id = ANY($1) AND attempt_number = 1 AND status = 'pending' AND sent_at IS NULL",
+    [events.map((e) => e.id)],
+  );
   await sendAttempts(
     deps,
     unsent.map((a) => a.id),
+    (eventId) => contexts.get(eventId),
   );
 }

@@ -7,7 +7,7 @@ const BATCH = 100;
 
 /**
  * `replay.requested.v1`: the endpoint's `failed` deliveries that match (by when they failed:
- * `updated_at`, set when a delivery takes its status) go back to `pending`,
+ * their last attempt, else when they took the status) go back to `pending`,
  * oldest event first, each with a new attempt tagged with the replay, in batches of 100.
  *
  * Durable and idempotent: each batch commits before it is sent; a restart redelivers the
@@ -41,8 +41,8 @@ export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1
                (SELECT COALESCE(MAX(a.attempt_number), 0) + 1 FROM attempts a WHERE a.delivery_id = d.id)::int AS next_number
         FROM deliveries d
         WHERE d.endpoint_id = ${message.endpoint_id} AND d.status = 'failed'
-          AND d.updated_at <= ${cutoff}
-          AND (${since}::timestamptz IS NULL OR d.updated_at >= ${since}::timestamptz)
+          AND COALESCE(d.last_attempt_at, d.updated_at) <= ${cutoff}
+          AND (${since}::timestamptz IS NULL OR COALESCE(d.last_attempt_at, d.updated_at) >= ${since}::timestamptz)
           AND (${message.event_id}::text IS NULL OR d.event_id = ${message.event_id}::text)
         ORDER BY d.event_id, d.id
         LIMIT ${BATCH}

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { PrismaClient } from "@herald/db";
+import type { Caches } from "../cache.ts";
 import type { Account } from "../context.ts";
 import { unauthenticated } from "./errors.ts";
 
@@ -30,16 +31,21 @@ export function bearerToken(header: string | undefined): string {
 export async function authenticateKey(
   prisma: Pick<PrismaClient, "apiKey">,
   header: string | undefined,
+  cache: Caches["keys"],
 ): Promise<Account> {
   const token = bearerToken(header);
   if (!KEY_FORMAT.test(token)) throw unauthenticated("Invalid API key.");
-  const key = await prisma.apiKey.findUnique({
-    where: { hash: hashApiKey(token) },
-    select: { id: true, accountId: true, revokedAt: true },
+  const hash = hashApiKey(token);
+  const key = await cache.getOrLoad(hash, async () => {
+    const row = await prisma.apiKey.findUnique({
+      where: { hash },
+      select: { id: true, accountId: true, revokedAt: true },
+    });
+    return row && { accountId: row.accountId, keyId: row.id, revoked: row.revokedAt !== null };
   });
   if (!key) throw unauthenticated("Invalid API key.");
-  if (key.revokedAt) throw unauthenticated("This API key has been revoked.");
-  return { id: key.accountId, keyId: key.id };
+  if (key.revoked) throw unauthenticated("This API key has been revoked.");
+  return { id: key.accountId, keyId: key.keyId };
 }
 
 export function checkAdminToken(expected: string, header: string | undefined): void {

@@ -37,7 +37,7 @@ async function authenticate(
   limiter: RateLimiter,
 ): Promise<Account> {
   if (route.auth === "account") {
-    const account = await authenticateKey(deps.prisma, req.headers.authorization);
+    const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
     limiter.take(account.id);
     return account;
   }

@@ -101,6 +101,7 @@ export const apiKeyRoutes: RouteSpec[] = [
           })
         : { count: 0 };
       if (!changed.count) throw notFound("API key", params.id);
+      deps.caches.keys.clear();
       return { body: deleted(params.id, "api_key") };
     },
   },

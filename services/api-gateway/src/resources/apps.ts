@@ -141,7 +141,10 @@ export const appRoutes: RouteSpec[] = [
       checkUid(body.uid);
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
       const app = await uniqueUid(
-        () => deps.prisma.app.update({ where: { id }, data: { ...body, updatedAt: new Date() } }),
+        () =>
+          deps.prisma.app
+            .update({ where: { id }, data: { ...body, updatedAt: new Date() } })
+            .finally(() => deps.caches.apps.clear()),
         body.uid ?? undefined,
       );
       return { body: serializeApp(app) };
@@ -159,6 +162,7 @@ export const appRoutes: RouteSpec[] = [
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
       await deps.prisma.app.delete({ where: { id } });
+      deps.caches.apps.clear();
       return { body: deleted(id, "app") };
     },
   },

@@ -1,4 +1,5 @@
 import { isId, type PrismaClient } from "@herald/db";
+import type { Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 
@@ -43,6 +44,21 @@ export async function resolveApp(
   const where = isId("app", ref) ? { id: ref, accountId } : { accountId, uid: ref };
   const app = await prisma.app.findFirst({ where, select: { id: true, uid: true } });
   if (!app) throw notFound("app", ref, param);
+  return app;
+}
+
+/** resolveApp through the app cache: for the paths every event takes. */
+export async function resolveAppCached(
+  deps: Pick<Deps, "prisma" | "caches">,
+  accountId: string,
+  ref: string,
+  param: string,
+) {
+  const key = `${accountId}:${ref}`;
+  const cached = deps.caches.apps.get(key);
+  if (cached) return cached;
+  const app = await resolveApp(deps.prisma, accountId, ref, param);
+  deps.caches.apps.set(key, app);
   return app;
 }
 

@@ -100,6 +100,7 @@ function archiveRoute(path: string, summary: string, archived: boolean, descript
         where: { id: found.id },
         data: { archivedAt: archived ? (found.archivedAt ?? new Date()) : null, updatedAt: new Date() },
       });
+      deps.caches.eventTypes.clear();
       return { body: serializeEventType(updated) };
     },
   };
@@ -251,6 +252,7 @@ export const eventTypeRoutes: RouteSpec[] = [
           updatedAt: new Date(),
         },
       });
+      deps.caches.eventTypes.clear();
       return { body: serializeEventType(updated) };
     },
   },

@@ -5,6 +5,7 @@ import { ApiError, invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+import { sendEvent } from "./sendEvent.ts";
 
 type DeliveryRow = {
   eventId: string;
@@ -82,8 +83,6 @@ async function deliveriesOf(
   return byEvent;
 }
 
-type SendBody = { app: string; type: string; data: Record<string, unknown> };
-
 export const eventRoutes: RouteSpec[] = [
   {
     method: "post",
@@ -105,66 +104,7 @@ export const eventRoutes: RouteSpec[] = [
     },
     formJson: ["data"],
     response: { status: 201, schema: ref("Event"), description: "The event, accepted." },
-    async handler({ account, body, deps }: Ctx<object, object, SendBody>) {
-      const app = await resolveApp(deps.prisma, account.id, body.app, "app");
-      const type = await deps.prisma.eventType.findUnique({
-        where: { accountId_name: { accountId: account.id, name: body.type } },
-      });
-      if (!type)
-        throw invalid(
-          "type",
-          `No event type named '${body.type}'. Create it first with POST /v3/event-types.`,
-        );
-      if (type.archivedAt)
-        throw invalid(
-          "type",
-          `The event type '${body.type}' is archived and accepts no new events.`,
-          "event_type_archived",
-        );
-      if (type.schema !== null) {
-        const violations = deps.schemas.check(
-          `${type.id}:${type.updatedAt.getTime()}`,
-          type.schema,
-          body.data,
-        );
-        if (violations.length) {
-          throw new ApiError(
-            422,
-            "invalid_request_error",
-            "schema_validation_failed",
-            `data does not match the schema of '${body.type}': ${violations.map((v) => `${v.path} ${v.message}`).join("; ")}.`,
-            "data",
-            violations,
-          );
-        }
-      }
-      const id = newId("event");
-      annotate({ "herald.event_id": id, "herald.app_id": app.id });
-      const createdAt = new Date();
-      const [event, row] = await deps.prisma.$transaction(async (tx) => {
-        const event = await tx.event.create({
-          data: {
-            id,
-            accountId: account.id,
-            appId: app.id,
-            type: body.type,
-            data: body.data as object,
-            traceContext: traceHeaders().traceparent ?? null,
-            createdAt,
-          },
-        });
-        const row = await deps.outbox.stage(tx, "event.created.v1", {
-          event_id: id,
-          account_id: account.id,
-          app_id: app.id,
-          type: body.type,
-          created_at: createdAt.toISOString(),
-        });
-        return [event, row] as const;
-      });
-      deps.outbox.publishAfterCommit([row]);
-      return { status: 201, body: serializeEvent(event, []) };
-    },
+    handler: sendEvent,
   },
   {
     method: "get",

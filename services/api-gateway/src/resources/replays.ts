@@ -121,16 +121,15 @@ export const replayRoutes: RouteSpec[] = [
       // The cutoff pins the set: deliveries failing after the request are not part of it.
       const cutoff = new Date();
       const [replay, row] = await deps.prisma.$transaction(async (tx) => {
-        const queued = await tx.delivery.count({
-          where: {
-            endpointId: endpoint.id,
-            status: "failed",
-            // When it failed: a delivery's updated_at is set as it takes its status. (Not
-            // last_attempt_at: a delivery failed by a disabled endpoint may have no attempt.)
-            updatedAt: { ...(since ? { gte: since } : {}), lte: cutoff },
-            ...(body.event !== undefined ? { eventId: body.event } : {}),
-          },
-        });
+        // When a delivery failed: its last attempt, or (failed without one, its endpoint
+        // disabled) when it took the status. The dispatcher selects with the same rule.
+        const [counted] = await tx.$queryRaw<{ queued: number }[]>`
+          SELECT count(*)::int AS queued FROM deliveries
+          WHERE endpoint_id = ${endpoint.id} AND status = 'failed'
+            AND COALESCE(last_attempt_at, updated_at) <= ${cutoff}
+            AND (${since}::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= ${since}::timestamptz)
+            AND (${body.event ?? null}::text IS NULL OR event_id = ${body.event ?? null}::text)`;
+        const queued = counted?.queued ?? 0;
         const replay = await tx.replay.create({
           data: {
             id: newId("replay"),
