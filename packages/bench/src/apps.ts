@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import type { Gateway } from "./protocol.ts";
+
+/** The one event type every benchmark event has; no schema, so nothing is validated. */
+export const EVENT_TYPE = "bench.tested";
+/** A POST /v3/events body of about 1 KB, the size the ceilings are measured with. */
+const PAD = "x".repeat(920);
+
+export function eventBody(app: string, seq: number): string {
+  return JSON.stringify({ app, type: EVENT_TYPE, data: { seq, pad: PAD } });
+}
+
+/** An app the benchmark sends to, and the paths (on the load generator's receivers) of its endpoints. */
+export type BenchApp = { uid: string; paths: string[] };
+export type BenchApps = { ingest: BenchApp; one: BenchApp; ten: BenchApp };
+
+async function call(gateway: Gateway, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(new URL(path, gateway.baseUrl), {
+    method,
+    headers: { authorization: `Bearer ${gateway.apiKey}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function create(gateway: Gateway, path: string, body: unknown, allowConflict = false): Promise<void> {
+  const res = await call(gateway, "POST", path, body);
+  if (res.status === 201 || (allowConflict && res.status === 409)) return;
+  throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
+}
+
+/**
+ * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint
+ * and one with 10, each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`. Uids are new
+ * each run, so a running system (--url) can be benchmarked again without clashing.
+ */
+export async function createApps(gateway: Gateway, receiverPort: number): Promise<BenchApps> {
+  await create(gateway, "/v3/event-types", { name: EVENT_TYPE, description: "Benchmark events" }, true);
+  const run = randomBytes(4).toString("hex");
+  const app = async (name: string, endpoints: number): Promise<BenchApp> => {
+    const uid = `bench_${run}_${name}`;
+    await create(gateway, "/v3/apps", { uid, name: `Benchmark ${name}` });
+    const paths = Array.from({ length: endpoints }, (_, n) => `/${uid}/${n}`);
+    for (const path of paths)
+      await create(gateway, "/v3/endpoints", { app: uid, url: `http://127.0.0.1:${receiverPort}${path}` });
+    return { uid, paths };
+  };
+  return { ingest: await app("ingest", 0), one: await app("one", 1), ten: await app("ten", 10) };
+}
+
+/** Deletes the apps (and so their endpoints): for a system the benchmark did not start itself. */
+export async function deleteApps(gateway: Gateway, apps: BenchApps): Promise<void> {
+  for (const { uid } of [apps.ingest, apps.one, apps.ten]) await call(gateway, "DELETE", `/v3/apps/${uid}`);
+}

@@ -1,0 +1,303 @@
+/**
+ * The load generator, forked by main so its work does not share an event loop with the
+ * orchestration: local receivers answering 200 to every webhook, the senders that POST events to
+ * the gateway (closed and open loop), and the bookkeeping of what was accepted, what arrived
+ * and when. Main sends jobs over IPC (see protocol.ts); each job answers with its counts.
+ */
+import { setMaxListeners } from "node:events";
+import { createServer } from "node:http";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { eventBody } from "./apps.ts";
+import { type Answer, keepAliveAgent, paddedJson, postJson } from "./http.ts";
+import type {
+  ClosedLoopJob,
+  FromLoad,
+  Gateway,
+  IngestJob,
+  Job,
+  JobResult,
+  OpenLoopJob,
+  Phase,
+  PostJob,
+  RequestCounts,
+  ToLoad,
+} from "./protocol.ts";
+import { countInSecond } from "./stats.ts";
+import { DeliveryTracker } from "./tracker.ts";
+
+/** Sockets to the gateway: the most POSTs in flight at once. */
+const SOCKETS = 64;
+const agent = keepAliveAgent(SOCKETS);
+let gateway: Gateway | null = null;
+/** The job whose deliveries the receivers are counting; arrivals outside its app's paths are ignored. */
+let receiving: { pathPrefix: string; tracker: DeliveryTracker; clock: () => number } | null = null;
+
+function send(message: FromLoad): void {
+  process.send?.(message);
+}
+
+const receivers = createServer((req, res) => {
+  const path = (req.url ?? "/").split("?")[0]!;
+  const id = req.headers["webhook-id"];
+  if (receiving && typeof id === "string" && path.startsWith(receiving.pathPrefix))
+    receiving.tracker.arrive(id, path, receiving.clock());
+  req.resume();
+  req.on("end", () => res.writeHead(200, { "content-type": "text/plain" }).end("ok"));
+});
+
+/** What one job's requests got back. */
+class Requests {
+  readonly counts: RequestCounts;
+  constructor(
+    private readonly window: { start: number; end: number },
+    measureMs: number,
+  ) {
+    this.counts = {
+      measureSeconds: measureMs / 1000,
+      inWindow: 0,
+      total: 0,
+      errors: 0,
+      errorSamples: [],
+      notSent: 0,
+      perSecond: [],
+    };
+  }
+  ok(at: number): void {
+    this.counts.total++;
+    countInSecond(this.counts.perSecond, at);
+    if (at >= this.window.start && at < this.window.end) this.counts.inWindow++;
+  }
+  fail(what: string): void {
+    this.counts.errors++;
+    if (this.counts.errorSamples.length < 5) this.counts.errorSamples.push(what.slice(0, 300));
+  }
+}
+
+/** One job's clock (ms since it started), window, POSTs in flight and progress reports. */
+function start(id: number, job: Job) {
+  const t0 = performance.now();
+  const clock = () => performance.now() - t0;
+  const window = { start: job.warmMs, end: job.warmMs + job.measureMs };
+  const abort = new AbortController();
+  // Every POST out listens on it; an open loop can have thousands queued.
+  setMaxListeners(0, abort.signal);
+  let drainUntil: number | null = null;
+  let posting = 0;
+  const report = () => {
+    const t = clock();
+    const [phase, until]: [Phase, number] =
+      t < window.start
+        ? ["warm-up", window.start]
+        : drainUntil === null
+          ? ["measure", window.end]
+          : ["drain", drainUntil];
+    send({ type: "progress", id, phase, secondsLeft: Math.max(0, Math.ceil((until - t) / 1000)) });
+  };
+  report();
+  const timer = setInterval(report, 1000);
+  return {
+    clock,
+    window,
+    requests: new Requests(window, job.measureMs),
+    posting: () => posting,
+    /** A POST that the end of the job aborts if it is still out. */
+    async post(url: URL, body: string, headers: Record<string, string> = {}): Promise<Answer> {
+      posting++;
+      try {
+        return await postJson(agent, url, body, headers, abort.signal);
+      } finally {
+        posting--;
+      }
+    },
+    /**
+     * After the window: waits until no POST is out and `done()`, for at most `limitMs`, then
+     * aborts what is left and waits for `sending` to stop. Returns the seconds it waited.
+     */
+    async finish(sending: Promise<void>, limitMs: number, done: () => boolean): Promise<number> {
+      await sleep(Math.max(0, window.end - clock()));
+      const from = clock();
+      drainUntil = from + limitMs;
+      report();
+      while (!(posting === 0 && done()) && clock() - from < limitMs) await sleep(20);
+      const waited = Math.round(clock() - from) / 1000;
+      abort.abort();
+      await sending;
+      return waited;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+type Run = ReturnType<typeof start>;
+
+/** How long a job without deliveries waits for its last answers after the window. */
+const FINISH_MS = 10_000;
+
+function eventsUrl(): { url: URL; headers: Record<string, string> } {
+  if (!gateway) throw new Error("the load generator was not told where the gateway is");
+  return {
+    url: new URL("/v3/events", gateway.baseUrl),
+    headers: { authorization: `Bearer ${gateway.apiKey}` },
+  };
+}
+
+let seq = 0;
+/** POSTs one event; its id once it got a 201, else null (counted as an error). */
+async function sendEvent(run: Run, app: string, tracker: DeliveryTracker | null): Promise<string | null> {
+  const { url, headers } = eventsUrl();
+  try {
+    const answer = await run.post(url, eventBody(app, seq++), headers);
+    const at = run.clock();
+    if (answer.status !== 201) {
+      run.requests.fail(`${answer.status} ${answer.body}`);
+      return null;
+    }
+    const id = (JSON.parse(answer.body) as { id: string }).id;
+    run.requests.ok(at);
+    tracker?.accept(id, at);
+    return id;
+  } catch (err) {
+    run.requests.fail(String(err));
+    return null;
+  }
+}
+
+/** `n` workers each calling `step` until the window ends; a failed step backs off 10 ms. */
+async function loop(run: Run, n: number, step: () => Promise<boolean>): Promise<void> {
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (run.clock() < run.window.end) if (!(await step())) await sleep(10);
+    }),
+  );
+}
+
+async function ingest(run: Run, job: IngestJob): Promise<JobResult> {
+  const sending = loop(run, job.concurrency, async () => (await sendEvent(run, job.app, null)) !== null);
+  await run.finish(sending, FINISH_MS, () => true);
+  return { requests: run.requests.counts, deliveries: null };
+}
+
+async function post(run: Run, job: PostJob): Promise<JobResult> {
+  const url = new URL(job.url);
+  const body = paddedJson(job.bodyBytes);
+  const sending = loop(run, job.concurrency, async () => {
+    try {
+      const answer = await run.post(url, body);
+      if (answer.status < 300) run.requests.ok(run.clock());
+      else run.requests.fail(`${answer.status} ${answer.body}`);
+      return answer.status < 300;
+    } catch (err) {
+      run.requests.fail(String(err));
+      return false;
+    }
+  });
+  await run.finish(sending, FINISH_MS, () => true);
+  return { requests: run.requests.counts, deliveries: null };
+}
+
+/**
+ * Counts the deliveries of `app`'s events while `sending` runs, then drains: waits until every
+ * accepted event reached every endpoint, for at most `drainMs`.
+ */
+async function withDeliveries(
+  run: Run,
+  job: ClosedLoopJob | OpenLoopJob,
+  sending: (tracker: DeliveryTracker) => Promise<void>,
+): Promise<JobResult> {
+  const tracker = new DeliveryTracker(job.paths.length, run.window);
+  receiving = { pathPrefix: `/${job.app}/`, tracker, clock: run.clock };
+  try {
+    const drainSeconds = await run.finish(sending(tracker), job.drainMs, () => tracker.drained());
+    return { requests: run.requests.counts, deliveries: tracker.counts(drainSeconds) };
+  } finally {
+    receiving = null;
+  }
+}
+
+function closedLoop(run: Run, job: ClosedLoopJob): Promise<JobResult> {
+  return withDeliveries(run, job, (tracker) =>
+    loop(run, job.inFlight, async () => {
+      const id = await sendEvent(run, job.app, tracker);
+      if (id === null) return false;
+      // A delivery that never comes frees its slot after a while (or when the window ends); the
+      // drain then counts it lost.
+      const wait = Math.min(job.slotTimeoutMs, run.window.end - run.clock());
+      await Promise.race([tracker.delivered(id), sleep(Math.max(0, wait))]);
+      return true;
+    }),
+  );
+}
+
+/**
+ * Sends at `rate` whatever the answers. With all 64 sockets busy, a due event waits its turn (as it
+ * would in the agent's queue); those still waiting when the window ends are dropped and counted as
+ * `notSent`: the system did not keep up with the rate. POSTs out then are the drain's.
+ */
+function openLoop(run: Run, job: OpenLoopJob): Promise<JobResult> {
+  return withDeliveries(run, job, (tracker) => {
+    let waiting = 0;
+    const fire = (): void => {
+      void sendEvent(run, job.app, tracker).finally(() => {
+        if (waiting > 0 && run.clock() < run.window.end) {
+          waiting--;
+          fire();
+        }
+      });
+    };
+    return new Promise<void>((resolve) => {
+      const interval = 1000 / job.rate;
+      let next = 0;
+      const timer = setInterval(() => {
+        for (const now = run.clock(); next <= now && next < run.window.end; next += interval) {
+          if (run.posting() < SOCKETS) fire();
+          else waiting++;
+        }
+        if (next >= run.window.end) {
+          clearInterval(timer);
+          run.requests.counts.notSent = waiting;
+          waiting = 0;
+          resolve();
+        }
+      }, 1);
+    });
+  });
+}
+
+async function runJob(id: number, job: Job): Promise<JobResult> {
+  const run = start(id, job);
+  try {
+    switch (job.kind) {
+      case "ingest":
+        return await ingest(run, job);
+      case "post":
+        return await post(run, job);
+      case "closed-loop":
+        return await closedLoop(run, job);
+      case "open-loop":
+        return await openLoop(run, job);
+    }
+  } finally {
+    run.stop();
+  }
+}
+
+process.on("message", (raw) => {
+  const message = raw as ToLoad;
+  if (message.type === "init") gateway = message.gateway;
+  else
+    runJob(message.id, message.job).then(
+      (result) => send({ type: "done", id: message.id, result }),
+      (err: unknown) => send({ type: "failed", id: message.id, message: String(err) }),
+    );
+});
+// Main went away: nothing left to do.
+process.on("disconnect", () => process.exit(0));
+
+// 5 min: longer than any lull between scenarios, so the senders never reuse a socket just as
+// the receiver closes it (a reset would be a failed attempt, retried 5 s later).
+receivers.keepAliveTimeout = 300_000;
+receivers.listen(0, "127.0.0.1", () => {
+  const address = receivers.address();
+  send({ type: "ready", receiverPort: typeof address === "object" && address ? address.port : 0 });
+});

@@ -1,0 +1,77 @@
+import { parseArgs } from "node:util";
+
+export type Options = {
+  quick: boolean;
+  /** A running system to load instead of starting one, with an API key of it. */
+  target: { url: string; key: string } | null;
+  dispatchers: number;
+  senders: number;
+  logLevel: string;
+  /** Extra variables for every service (`--env KEY=VALUE`, repeatable). */
+  env: Record<string, string>;
+  cpuProf: boolean;
+};
+
+export const USAGE = `npm run bench -- [options]
+
+  --quick               everything in under a minute (1 s warm-up, 3 s windows)
+  --url <base> --key <api key>
+                        load a running system instead of starting one
+  --dispatchers <n>     dispatcher processes to start (1 to 32, default 1)
+  --senders <n>         sender processes to start (1 to 32, default 1)
+  --log-level <level>   LOG_LEVEL of the services (default warn)
+  --env KEY=VALUE       an extra variable for every service (repeatable)
+  --cpu-prof            profile each service (node --cpu-prof) into bench-results/profiles/`;
+
+/** The command line, or an error message saying what is wrong with it. */
+export function parseOptions(argv: string[]): Options | { error: string } {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    values = parse(argv).values;
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+  if (values.help) return { error: "" };
+  if (Boolean(values.url) !== Boolean(values.key)) return { error: "--url and --key go together" };
+  const count = (flag: string, raw: string | undefined): number | string => {
+    const v = Number(raw ?? "1");
+    return Number.isInteger(v) && v >= 1 && v <= 32 ? v : `--${flag} takes a whole number from 1 to 32`;
+  };
+  const dispatchers = count("dispatchers", values.dispatchers);
+  const senders = count("senders", values.senders);
+  if (typeof dispatchers === "string") return { error: dispatchers };
+  if (typeof senders === "string") return { error: senders };
+  const env: Record<string, string> = {};
+  for (const pair of values.env ?? []) {
+    const eq = pair.indexOf("=");
+    if (eq < 1) return { error: `--env takes KEY=VALUE, got "${pair}"` };
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return {
+    quick: values.quick ?? false,
+    target: values.url && values.key ? { url: values.url.replace(/\/+$/, ""), key: values.key } : null,
+    dispatchers,
+    senders,
+    logLevel: values["log-level"] ?? "warn",
+    env,
+    cpuProf: values["cpu-prof"] ?? false,
+  };
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      quick: { type: "boolean" },
+      url: { type: "string" },
+      key: { type: "string" },
+      dispatchers: { type: "string" },
+      senders: { type: "string" },
+      "log-level": { type: "string" },
+      env: { type: "string", multiple: true },
+      "cpu-prof": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * What the benchmark's main process and its load generator (a forked process: `load.ts`) say to
+ * each other over IPC. Main sends jobs; the generator answers with progress each second and one
+ * result per job.
+ *
+ * Terms: a job runs a warm-up, then a measurement window, then (for jobs that count deliveries)
+ * a drain, waiting for every delivery of every accepted event to reach the receivers.
+ */
+
+/** Closed loop: `concurrency` workers, each sending its next event as soon as its last got a 201. */
+export type IngestJob = { kind: "ingest"; app: string; concurrency: number } & Timing;
+
+/**
+ * Closed loop through the whole system: `inFlight` workers, each sending an event, then waiting
+ * until all `paths` received it (or `slotTimeoutMs` passed) before sending the next.
+ */
+export type ClosedLoopJob = {
+  kind: "closed-loop";
+  app: string;
+  paths: string[];
+  inFlight: number;
+  slotTimeoutMs: number;
+} & Timing &
+  Drain;
+
+/** Open loop: events sent at a fixed `rate` per second whatever the answers, for latency. */
+export type OpenLoopJob = { kind: "open-loop"; app: string; paths: string[]; rate: number } & Timing & Drain;
+
+/** The raw HTTP ceiling: 1 KB JSON POSTs to `url` from `concurrency` workers. */
+export type PostJob = { kind: "post"; url: string; concurrency: number; bodyBytes: number } & Timing;
+
+export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob;
+
+export type Timing = { warmMs: number; measureMs: number };
+export type Drain = { drainMs: number };
+
+export type Phase = "warm-up" | "measure" | "drain";
+
+/** The requests a job made. `inWindow` counts 2xx answers received inside the measurement window. */
+export type RequestCounts = {
+  measureSeconds: number;
+  inWindow: number;
+  total: number;
+  errors: number;
+  /** The first few errors, as `status body` or the socket error. */
+  errorSamples: string[];
+  /** Open loop: events due that never went out, as every socket was still waiting for an answer. */
+  notSent: number;
+  /** 2xx answers per second since the job started (warm-up, window and drain). */
+  perSecond: number[];
+};
+
+/** The deliveries of the events a job sent, as the receivers saw them (deduped by webhook-id + path). */
+export type DeliveryCounts = {
+  arrivedInWindow: number;
+  expected: number;
+  arrived: number;
+  duplicates: number;
+  lost: number;
+  drainSeconds: number;
+  /** Distinct arrivals per second since the job started. */
+  perSecond: number[];
+  /** From each `201` received inside the window to each of its arrivals, in ms. */
+  latenciesMs: number[];
+};
+
+export type JobResult = { requests: RequestCounts; deliveries: DeliveryCounts | null };
+
+export type Gateway = { baseUrl: string; apiKey: string };
+
+export type ToLoad = { type: "init"; gateway: Gateway } | { type: "run"; id: number; job: Job };
+
+export type FromLoad =
+  | { type: "ready"; receiverPort: number }
+  | { type: "progress"; id: number; phase: Phase; secondsLeft: number }
+  | { type: "done"; id: number; result: JobResult }
+  | { type: "failed"; id: number; message: string };

@@ -1,0 +1,183 @@
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { escapeXml, histogramChart, lineChart } from "./charts.ts";
+import type { BenchResults, Ratios } from "./results.ts";
+import { TARGETS, type TargetCheck } from "./targets.ts";
+
+/** The figures as a table for the terminal, and as JSON and an HTML page with charts under `dir`. */
+
+const n = (v: number) => Math.round(v).toLocaleString("en-US");
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const ratio = (r: Ratios) => [r.http, r.rabbitmq, r.postgres].map((x) => x.toFixed(3));
+const mark = (pass: boolean | null) => (pass === null ? "–" : pass ? "✓ pass" : "✗ miss");
+
+function pad(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => `  ${r.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd()).join("\n");
+}
+
+function targetOf(targets: TargetCheck[], name: string): [string, string] {
+  const t = targets.find((x) => x.name === name);
+  return t ? [t.target, mark(t.pass)] : ["", ""];
+}
+
+export function formatTable(r: BenchResults): string {
+  const c = r.ceilings;
+  const t = r.targets;
+  const lines: string[] = [];
+  lines.push(`Herald benchmark (${r.mode}), ${r.startedAt}, ${r.machine.cpus} CPUs, Node ${r.machine.node}`);
+  lines.push("\nCeilings of this machine (measured in this run)");
+  lines.push(
+    pad([
+      ["HTTP POST, 1 KB JSON, keep-alive, 64 in flight", `${n(c.httpPostsPerSecond)}/s`],
+      ["RabbitMQ 1 KB persistent, quorum, confirms + acks", `${n(c.rabbitmqMessagesPerSecond)}/s`],
+      ["Postgres 1-row insert transactions, 16 clients", `${n(c.postgresInsertsPerSecond)}/s`],
+    ]),
+  );
+  lines.push("\nThroughput");
+  const rows = [["", "per second", "÷HTTP", "÷MQ", "÷PG", "lost", "target", ""]];
+  rows.push([
+    `ingest (${r.ingest.concurrency} in flight)`,
+    `${n(r.ingest.eventsPerSecond)} events`,
+    ...ratio(r.ingest.ratios),
+    "",
+    ...targetOf(t, "ingest"),
+  ]);
+  for (const e of r.endToEnd) {
+    rows.push([
+      `end-to-end, ${e.name}`,
+      `${n(e.deliveriesPerSecond)} deliveries`,
+      ...ratio(e.ratios),
+      String(e.lost),
+      ...(e.endpoints === 1 ? targetOf(t, "end-to-end, 1 endpoint") : ["", ""]),
+    ]);
+  }
+  lines.push(pad(rows));
+  lines.push("\nLatency, 201 → arrival at the receiver (1 endpoint, open loop)");
+  const lat = [["rate", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", ""]];
+  for (const l of r.latency)
+    lat.push([
+      `${n(l.rate)} events/s`,
+      `${n(l.eventsAcceptedPerSecond)}/s`,
+      ms(l.p50Ms),
+      ms(l.p95Ms),
+      ms(l.p99Ms),
+      ms(l.maxMs),
+      n(l.count),
+      String(l.lost),
+      ...targetOf(t, `p99 latency at ${n(l.rate)} events/s`),
+    ]);
+  lines.push(pad(lat));
+  const mem = targetOf(t, "peak resident memory per service");
+  lines.push("\nPeak resident memory (VmHWM)");
+  if (r.memory.length === 0) lines.push("  not measured: the system was given by --url");
+  else
+    lines.push(
+      pad(
+        r.memory.map((m) => [
+          m.service,
+          `${m.peakMb.toFixed(0)} MB`,
+          mem[0],
+          mark(m.peakMb <= TARGETS.residentMb),
+        ]),
+      ),
+    );
+  const problems = r.serviceOutput.filter((o) => o.problems > 0);
+  if (problems.length) {
+    lines.push("\nService output at warn or above");
+    for (const o of problems) lines.push(`  ${o.service}: ${o.problems} lines (${o.log})`);
+  }
+  const errors = [r.ingest, ...r.endToEnd, ...r.latency].reduce((s, x) => s + x.errors, 0);
+  if (errors) lines.push(`\n${errors} event POSTs failed; see errorSamples in the JSON.`);
+  return lines.join("\n");
+}
+
+function html(r: BenchResults): string {
+  const table = escapeXml(formatTable(r));
+  const charts: string[] = [];
+  for (const l of r.latency) {
+    charts.push(
+      histogramChart({
+        title: `Latency distribution at ${n(l.rate)} events/s (${n(l.count)} deliveries)`,
+        bins: l.histogram,
+        markers: [
+          { label: `p50 ${ms(l.p50Ms)}`, value: l.p50Ms },
+          { label: `p95 ${ms(l.p95Ms)}`, value: l.p95Ms },
+          { label: `p99 ${ms(l.p99Ms)}`, value: l.p99Ms },
+        ],
+      }),
+    );
+  }
+  const band = (warm: number, measure: number) => ({ from: warm, to: warm + measure, label: "measured" });
+  for (const e of r.endToEnd)
+    charts.push(
+      lineChart({
+        title: `End-to-end, ${e.name}: per second`,
+        yLabel: "per second",
+        series: [
+          { name: "events accepted", values: e.acceptedPerSecond },
+          { name: "deliveries arrived", values: e.arrivedPerSecond },
+        ],
+        band: band(e.warmSeconds, e.measureSeconds),
+      }),
+    );
+  for (const l of r.latency)
+    charts.push(
+      lineChart({
+        title: `Open loop at ${n(l.rate)} events/s: per second`,
+        yLabel: "per second",
+        series: [
+          { name: "events accepted", values: l.acceptedPerSecond },
+          { name: "deliveries arrived", values: l.arrivedPerSecond },
+        ],
+        band: band(l.warmSeconds, l.measureSeconds),
+      }),
+    );
+  charts.push(
+    lineChart({
+      title: `Ingest, ${r.ingest.concurrency} in flight: events accepted per second`,
+      yLabel: "events per second",
+      series: [{ name: "events accepted", values: r.ingest.acceptedPerSecond }],
+      band: band(r.ingest.warmSeconds, r.ingest.measureSeconds),
+    }),
+  );
+  if (r.memory.length)
+    charts.push(
+      lineChart({
+        title: "Resident memory (VmRSS) of each service, sampled each second of the run",
+        yLabel: "MB",
+        series: r.memory.map((m) => ({ name: m.service, values: m.rssMb })),
+        xLabel: "seconds since the services started",
+      }),
+    );
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Herald benchmark ${escapeXml(r.startedAt)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:960px;padding:0 16px;color:#111}
+pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:12px}
+svg{display:block;margin:18px 0;background:#fff;border:1px solid #e5e5e5}
+.title{font-weight:600;font-size:13px}.axis{font-size:11px;fill:#444}.tick{font-size:10px;fill:#555}
+.halo{paint-order:stroke;stroke:#fff;stroke-width:3px}.grid{stroke:#eee}.axisline{stroke:#888}.band{fill:#2563eb;fill-opacity:.06}
+</style></head><body>
+<h1>Herald benchmark</h1>
+<p>${escapeXml(r.mode)} run, ${escapeXml(r.startedAt)} to ${escapeXml(r.finishedAt)};
+${r.machine.cpus} × ${escapeXml(r.machine.cpuModel)}, ${n(r.machine.memoryMb)} MB, Node ${escapeXml(r.machine.node)};
+system ${r.system.url ? `at ${escapeXml(r.system.url)}` : `started by the benchmark (${r.system.dispatchers} dispatcher(s), ${r.system.senders} sender(s))`}.</p>
+<pre>${table}</pre>
+${charts.join("\n")}
+</body></html>
+`;
+}
+
+/** Writes `<timestamp>.json`, `latest.json` and `report.html`; returns their paths. */
+export async function writeReports(r: BenchResults, dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const stamp = r.startedAt.replace(/[:.]/g, "-");
+  const json = join(dir, `${stamp}.json`);
+  const latest = join(dir, "latest.json");
+  const page = join(dir, "report.html");
+  await writeFile(json, `${JSON.stringify(r, null, 2)}\n`);
+  await copyFile(json, latest);
+  await writeFile(page, html(r));
+  return [json, latest, page];
+}

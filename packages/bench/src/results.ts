@@ -1,0 +1,164 @@
+import { cpus, totalmem } from "node:os";
+import type { Ceilings } from "./ceilings.ts";
+import type { MemoryReport } from "./memory.ts";
+import type { ClosedLoopJob, IngestJob, JobResult, OpenLoopJob } from "./protocol.ts";
+import type { ServiceOutput } from "./services.ts";
+import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
+import type { TargetCheck } from "./targets.ts";
+
+/**
+ * The figures of one run, as written to `bench-results/<timestamp>.json` and `latest.json`.
+ * Rates are per second; `ratios` are each figure divided by each ceiling, unrounded.
+ */
+export type BenchResults = {
+  version: 1;
+  startedAt: string;
+  finishedAt: string;
+  mode: "quick" | "full";
+  system: {
+    url: string | null;
+    dispatchers: number | null;
+    senders: number | null;
+    env: Record<string, string>;
+  };
+  machine: { cpus: number; cpuModel: string; memoryMb: number; node: string };
+  ceilings: Ceilings;
+  ingest: IngestFigures;
+  endToEnd: EndToEndFigures[];
+  latency: LatencyFigures[];
+  memory: MemoryReport[];
+  targets: TargetCheck[];
+  serviceOutput: ServiceOutput[];
+};
+
+export type Ratios = { http: number; rabbitmq: number; postgres: number };
+
+export type Errors = { errors: number; errorSamples: string[] };
+
+export type IngestFigures = {
+  concurrency: number;
+  measureSeconds: number;
+  eventsPerSecond: number;
+  ratios: Ratios;
+  /** 201s per second since the job started (warm-up first). */
+  acceptedPerSecond: number[];
+  warmSeconds: number;
+} & Errors;
+
+export type Delivered = {
+  /** Events that got their 201 inside the window, per second: what the open loop really achieved. */
+  eventsAcceptedPerSecond: number;
+  expected: number;
+  arrived: number;
+  duplicates: number;
+  lost: number;
+  drainSeconds: number;
+  acceptedPerSecond: number[];
+  arrivedPerSecond: number[];
+  warmSeconds: number;
+} & Errors;
+
+export type EndToEndFigures = {
+  name: string;
+  endpoints: number;
+  eventsInFlight: number;
+  measureSeconds: number;
+  deliveriesPerSecond: number;
+  ratios: Ratios;
+} & Delivered;
+
+export type LatencyFigures = {
+  rate: number;
+  /** Events due at `rate` that never went out: every socket was waiting on the gateway. */
+  notSent: number;
+  measureSeconds: number;
+  count: number;
+  minMs: number;
+  meanMs: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  histogram: Bin[];
+} & Delivered;
+
+export function ratios(figure: number, c: Ceilings): Ratios {
+  return {
+    http: figure / c.httpPostsPerSecond,
+    rabbitmq: figure / c.rabbitmqMessagesPerSecond,
+    postgres: figure / c.postgresInsertsPerSecond,
+  };
+}
+
+export function machine(): BenchResults["machine"] {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    memoryMb: Math.round(totalmem() / 2 ** 20),
+    node: process.version,
+  };
+}
+
+function delivered(job: { warmMs: number; measureMs: number }, r: JobResult): Delivered {
+  const d = r.deliveries;
+  if (!d) throw new Error("a delivery job came back without delivery counts");
+  return {
+    eventsAcceptedPerSecond: perSecond(r.requests.inWindow, job.measureMs),
+    expected: d.expected,
+    arrived: d.arrived,
+    duplicates: d.duplicates,
+    lost: d.lost,
+    drainSeconds: d.drainSeconds,
+    acceptedPerSecond: r.requests.perSecond,
+    arrivedPerSecond: d.perSecond,
+    warmSeconds: job.warmMs / 1000,
+    errors: r.requests.errors,
+    errorSamples: r.requests.errorSamples,
+  };
+}
+
+export function ingestFigures(job: IngestJob, r: JobResult, c: Ceilings): IngestFigures {
+  const eventsPerSecond = perSecond(r.requests.inWindow, job.measureMs);
+  return {
+    concurrency: job.concurrency,
+    measureSeconds: job.measureMs / 1000,
+    eventsPerSecond,
+    ratios: ratios(eventsPerSecond, c),
+    acceptedPerSecond: r.requests.perSecond,
+    warmSeconds: job.warmMs / 1000,
+    errors: r.requests.errors,
+    errorSamples: r.requests.errorSamples,
+  };
+}
+
+export function endToEndFigures(job: ClosedLoopJob, r: JobResult, c: Ceilings): EndToEndFigures {
+  const deliveriesPerSecond = perSecond(r.deliveries?.arrivedInWindow ?? 0, job.measureMs);
+  return {
+    name: `${job.paths.length} endpoint${job.paths.length === 1 ? "" : "s"}`,
+    endpoints: job.paths.length,
+    eventsInFlight: job.inFlight,
+    measureSeconds: job.measureMs / 1000,
+    deliveriesPerSecond,
+    ratios: ratios(deliveriesPerSecond, c),
+    ...delivered(job, r),
+  };
+}
+
+export function latencyFigures(job: OpenLoopJob, r: JobResult): LatencyFigures {
+  const latencies = r.deliveries?.latenciesMs ?? [];
+  const s = summarize(latencies);
+  return {
+    rate: job.rate,
+    notSent: r.requests.notSent,
+    measureSeconds: job.measureMs / 1000,
+    count: s.count,
+    minMs: round(s.min, 2),
+    meanMs: round(s.mean, 2),
+    p50Ms: round(s.p50, 2),
+    p95Ms: round(s.p95, 2),
+    p99Ms: round(s.p99, 2),
+    maxMs: round(s.max, 2),
+    histogram: logHistogram(latencies, 20, 0.1),
+    ...delivered(job, r),
+  };
+}

@@ -1,0 +1,86 @@
+import type { BenchApps } from "./apps.ts";
+import type { ClosedLoopJob, IngestJob, OpenLoopJob, Timing } from "./protocol.ts";
+
+export type Durations = {
+  /** Load on the freshly started system before any scenario: a cold one is slow for seconds (JIT, pools). */
+  systemWarmMs: number;
+  warmMs: number;
+  /** Ingest and latency windows. */
+  measureMs: number;
+  /** End-to-end windows: longer, as a backlog takes a while to show. */
+  endToEndMs: number;
+  /** Longest wait for the last deliveries after a window; 5 s covers a first retry (the default schedule's step). */
+  drainMs: number;
+  ceiling: Timing;
+};
+
+export const QUICK: Durations = {
+  systemWarmMs: 3000,
+  warmMs: 1000,
+  measureMs: 3000,
+  endToEndMs: 3000,
+  drainMs: 10_000,
+  ceiling: { warmMs: 500, measureMs: 1500 },
+};
+
+export const FULL: Durations = {
+  systemWarmMs: 10_000,
+  warmMs: 3000,
+  measureMs: 10_000,
+  endToEndMs: 15_000,
+  drainMs: 60_000,
+  ceiling: { warmMs: 1000, measureMs: 5000 },
+};
+
+/** POSTs in flight when measuring ingest. */
+export const INGEST_CONCURRENCY = 64;
+/**
+ * Deliveries in flight in the end-to-end closed loops (320 events with 1 endpoint, 32 with 10):
+ * far more than one sender's 64 attempts and a dispatcher's prefetch of 50, so the system, not
+ * the loop, sets the pace; few enough that the backlog drains in a second.
+ */
+export const END_TO_END_DELIVERIES_IN_FLIGHT = 320;
+/** The open-loop rates latency is measured at, events per second (1 endpoint). */
+export const LATENCY_RATES = [200, 1000];
+
+export function ingestJob(apps: BenchApps, d: Durations): IngestJob {
+  return {
+    kind: "ingest",
+    app: apps.ingest.uid,
+    concurrency: INGEST_CONCURRENCY,
+    warmMs: d.warmMs,
+    measureMs: d.measureMs,
+  };
+}
+
+/** End-to-end with 1 endpoint, its figures thrown away: it warms the system up. */
+export function systemWarmUpJob(apps: BenchApps, d: Durations): ClosedLoopJob {
+  const [oneEndpoint] = endToEndJobs(apps, d);
+  return { ...oneEndpoint!, warmMs: 0, measureMs: d.systemWarmMs };
+}
+
+export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
+  return [apps.one, apps.ten].map((app) => ({
+    kind: "closed-loop",
+    app: app.uid,
+    paths: app.paths,
+    inFlight: Math.ceil(END_TO_END_DELIVERIES_IN_FLIGHT / app.paths.length),
+    // 30 s: past a first retry (5 s) of a failed attempt; a slot stuck longer is a delivery lost.
+    slotTimeoutMs: 30_000,
+    warmMs: d.warmMs,
+    measureMs: d.endToEndMs,
+    drainMs: d.drainMs,
+  }));
+}
+
+export function latencyJobs(apps: BenchApps, d: Durations): OpenLoopJob[] {
+  return LATENCY_RATES.map((rate) => ({
+    kind: "open-loop",
+    app: apps.one.uid,
+    paths: apps.one.paths,
+    rate,
+    warmMs: d.warmMs,
+    measureMs: d.measureMs,
+    drainMs: d.drainMs,
+  }));
+}

@@ -1,0 +1,190 @@
+import { randomBytes } from "node:crypto";
+import { readdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { topologyNames } from "@herald/broker";
+import { ensureDatabase, migrate } from "@herald/db";
+import { parseDuration } from "@herald/runtime";
+import amqp from "amqplib";
+import pg from "pg";
+import { onCleanUp } from "./cleanup.ts";
+import type { Gateway } from "./protocol.ts";
+import {
+  freePort,
+  type Service,
+  type ServiceOutput,
+  spawnService,
+  stopServices,
+  waitReady,
+} from "./services.ts";
+
+/**
+ * The system under load: one the benchmark started (own database and queue prefix; stopping it and
+ * removing its queues is registered with cleanup.ts as soon as it spawns) or one given by --url.
+ */
+export type System = {
+  gateway: Gateway;
+  /** The service processes, for memory figures; none for a system given by --url. */
+  processes: { label: string; pid: number }[];
+  /** Rejects as soon as a service exits on its own. */
+  failed: Promise<never>;
+  /** Waits until the queues are empty, so one scenario's backlog does not load the next. */
+  settle: (timeoutMs: number) => Promise<void>;
+  output: () => ServiceOutput[];
+};
+
+export type SystemOptions = {
+  root: string;
+  databaseUrl: string;
+  amqpUrl: string;
+  dispatchers: number;
+  senders: number;
+  logLevel: string;
+  env: Record<string, string>;
+  logDir: string;
+  /** Relative to `root`, as the services get it (`--cpu-prof-dir`). */
+  cpuProfDir: string | null;
+};
+
+const DEFAULT_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
+
+/** The database named `herald_bench` on the server of `base`. */
+export function benchDatabaseUrl(base: string): string {
+  const url = new URL(base);
+  url.pathname = "/herald_bench";
+  return url.toString();
+}
+
+/** Drops and recreates the bench database, then migrates it: each run starts empty. */
+export async function freshDatabase(databaseUrl: string): Promise<void> {
+  const admin = new URL(databaseUrl);
+  const name = decodeURIComponent(admin.pathname.slice(1));
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+  await ensureDatabase(databaseUrl);
+  await migrate(databaseUrl);
+}
+
+/** Node names profiles `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; this prefixes the service. */
+async function labelProfiles(dir: string, services: Service[]): Promise<void> {
+  const files = await readdir(dir).catch(() => [] as string[]);
+  for (const file of files) {
+    const pid = Number(/^CPU\.\d+\.\d+\.(\d+)\./.exec(file)?.[1]);
+    const service = services.find((s) => s.pid === pid);
+    if (service) await rename(join(dir, file), join(dir, `${service.label}.${file}`));
+  }
+}
+
+export async function startSystem(o: SystemOptions): Promise<System> {
+  await rm(o.logDir, { recursive: true, force: true });
+  const prefix = `bench_${randomBytes(5).toString("hex")}`;
+  const apiKey = `hk_${randomBytes(32).toString("base64url")}`;
+  const port = await freePort();
+  const conn = await amqp.connect(o.amqpUrl);
+  conn.on("error", () => {});
+  const channel = await conn.createChannel();
+  const names = topologyNames(prefix);
+  const shared: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: o.databaseUrl,
+    AMQP_URL: o.amqpUrl,
+    AMQP_PREFIX: prefix,
+    ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    ALLOW_PRIVATE_DESTINATIONS: "true",
+    LOG_LEVEL: o.logLevel,
+    HEALTH_HOST: "127.0.0.1",
+    ...o.env,
+  };
+  const services: Service[] = [];
+  let stopping = false;
+  const spawnOptions = { root: o.root, logDir: o.logDir, cpuProfDir: o.cpuProfDir };
+  const gatewayEnv = {
+    ...shared,
+    HOST: "127.0.0.1",
+    ADMIN_TOKEN: randomBytes(24).toString("base64url"),
+    BOOTSTRAP_API_KEY: apiKey,
+    // Unlimited: the benchmark measures the system, not the limiter.
+    RATE_LIMIT_PER_SECOND: "0",
+    ...o.env,
+    PORT: String(port),
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  services.push(spawnService("api-gateway", "api-gateway", gatewayEnv, `${baseUrl}/readyz`, spawnOptions));
+  for (const [kind, n] of [
+    ["dispatcher", o.dispatchers],
+    ["sender", o.senders],
+  ] as const) {
+    for (let i = 1; i <= n; i++) {
+      const health = await freePort();
+      const env = { ...shared, HEALTH_PORT: String(health) };
+      const label = n > 1 ? `${kind}-${i}` : kind;
+      services.push(spawnService(kind, label, env, `http://127.0.0.1:${health}/readyz`, spawnOptions));
+    }
+  }
+  let stopped: Promise<void> | null = null;
+  const stop = () => (stopped ??= stopAndRemove());
+  const stopAndRemove = async () => {
+    stopping = true;
+    await stopServices(services);
+    if (o.cpuProfDir) await labelProfiles(join(o.root, o.cpuProfDir), services);
+    const schedule = (o.env.RETRY_SCHEDULE ?? DEFAULT_SCHEDULE).split(",").map((s) => parseDuration(s));
+    const delays = [...new Set(schedule.filter((ms): ms is number => ms !== null))];
+    for (const queue of [...Object.values(names.queues), names.deadQueue, ...delays.map(names.delayQueue)])
+      await channel.deleteQueue(queue);
+    for (const exchange of [names.exchange, names.deadExchange]) await channel.deleteExchange(exchange);
+    await conn.close();
+  };
+  const kill = () => {
+    for (const s of services) s.kill("SIGKILL");
+  };
+  // Registered at once, so a Ctrl-C while the services start still stops them.
+  onCleanUp(stop, kill);
+  const failed = new Promise<never>((_, reject) => {
+    for (const s of services)
+      s.exited.then(({ code, signal }) => {
+        if (!stopping)
+          reject(new Error(`${s.label} exited (${signal ?? code}) during the run:\n${s.tail()}`));
+      });
+  });
+  failed.catch(() => {});
+  try {
+    await Promise.all(services.map((s) => waitReady(s)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    gateway: { baseUrl, apiKey },
+    processes: services.map((s) => ({ label: s.label, pid: s.pid })),
+    failed,
+    async settle(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      const queues = Object.values(names.queues);
+      while (Date.now() < deadline) {
+        const counts = await Promise.all(queues.map((q) => channel.checkQueue(q)));
+        if (counts.every((c) => c.messageCount === 0)) break;
+        await sleep(200);
+      }
+      // Messages in the consumers' hands (prefetched, not yet acked) do not show in the counts.
+      await sleep(500);
+    },
+    output: () => services.map((s) => s.output()),
+  };
+}
+
+/** A system someone else runs (--url, --key): nothing to start, stop or measure the memory of. */
+export function runningSystem(baseUrl: string, apiKey: string): System {
+  return {
+    gateway: { baseUrl, apiKey },
+    processes: [],
+    failed: new Promise<never>(() => {}),
+    settle: () => sleep(1000),
+    output: () => [],
+  };
+}

@@ -1,0 +1,91 @@
+import { spawn } from "node:child_process";
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { BenchResults, Ratios } from "../../packages/bench/src/results.ts";
+
+/**
+ * The benchmark check: `node scripts/bench.mjs --quick` runs end to end and writes figures that
+ * make sense. It asserts no timing and no target: those depend on the machine and on the day.
+ * Serial: the benchmark wants the machine to itself.
+ */
+const root = join(import.meta.dirname, "..", "..");
+const results = join(root, "bench-results");
+const TIMEOUT_MS = 120_000;
+
+function runQuickBench(): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["scripts/bench.mjs", "--quick"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    // Past the limit: SIGINT lets it stop the services it started; SIGKILL if that hangs.
+    const interrupt = setTimeout(() => child.kill("SIGINT"), TIMEOUT_MS);
+    const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS + 20_000);
+    child.on("exit", (code) => {
+      clearTimeout(interrupt);
+      clearTimeout(kill);
+      resolve({ code, output });
+    });
+  });
+}
+
+function positive(value: number, what: string): void {
+  expect(Number.isFinite(value) && value > 0, `${what} = ${value}`).toBe(true);
+}
+
+function ratiosMatch(figure: number, ratios: Ratios, r: BenchResults, what: string): void {
+  const c = r.ceilings;
+  expect(ratios.http, `${what} ÷ HTTP`).toBeCloseTo(figure / c.httpPostsPerSecond, 9);
+  expect(ratios.rabbitmq, `${what} ÷ RabbitMQ`).toBeCloseTo(figure / c.rabbitmqMessagesPerSecond, 9);
+  expect(ratios.postgres, `${what} ÷ Postgres`).toBeCloseTo(figure / c.postgresInsertsPerSecond, 9);
+}
+
+describe("npm run bench -- --quick", () => {
+  it(
+    "runs the whole benchmark and writes sane figures",
+    async () => {
+      const started = Date.now();
+      const { code, output } = await runQuickBench();
+      expect(code, output).toBe(0);
+
+      const r = JSON.parse(await readFile(join(results, "latest.json"), "utf8")) as BenchResults;
+      expect(Date.parse(r.startedAt), "latest.json is from this run").toBeGreaterThanOrEqual(started - 1000);
+      expect(r.mode).toBe("quick");
+
+      positive(r.ceilings.httpPostsPerSecond, "HTTP ceiling");
+      positive(r.ceilings.rabbitmqMessagesPerSecond, "RabbitMQ ceiling");
+      positive(r.ceilings.postgresInsertsPerSecond, "Postgres ceiling");
+
+      positive(r.ingest.eventsPerSecond, "ingest");
+      ratiosMatch(r.ingest.eventsPerSecond, r.ingest.ratios, r, "ingest");
+
+      expect(r.endToEnd.map((e) => e.endpoints)).toEqual([1, 10]);
+      for (const e of r.endToEnd) {
+        positive(e.deliveriesPerSecond, `end-to-end ${e.name}`);
+        ratiosMatch(e.deliveriesPerSecond, e.ratios, r, `end-to-end ${e.name}`);
+        positive(e.expected, `end-to-end ${e.name}: deliveries expected`);
+        expect(e.lost, `end-to-end ${e.name}: deliveries lost`).toBe(0);
+      }
+
+      expect(r.latency.map((l) => l.rate)).toEqual([200, 1000]);
+      for (const l of r.latency) {
+        for (const p of [l.p50Ms, l.p95Ms, l.p99Ms]) positive(p, `latency at ${l.rate}/s`);
+        expect(l.p50Ms).toBeLessThanOrEqual(l.p95Ms);
+        expect(l.p95Ms).toBeLessThanOrEqual(l.p99Ms);
+      }
+
+      expect(r.memory.map((m) => m.service).sort()).toEqual(["api-gateway", "dispatcher", "sender"]);
+      for (const m of r.memory) positive(m.peakMb, `peak memory of ${m.service}`);
+
+      expect((await stat(join(results, `${r.startedAt.replace(/[:.]/g, "-")}.json`))).isFile()).toBe(true);
+      const page = await readFile(join(results, "report.html"), "utf8");
+      expect(page).toContain("<svg");
+      expect(page).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    },
+    TIMEOUT_MS + 30_000,
+  );
+});
