@@ -1,7 +1,6 @@
-import { isId, newId, type PrismaClient } from "@herald/db";
-import { annotate, traceHeaders } from "@herald/runtime";
+import { isId, type PrismaClient } from "@herald/db";
 import type { Ctx } from "../context.ts";
-import { ApiError, invalid, notFound } from "../http/errors.ts";
+import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
