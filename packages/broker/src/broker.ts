@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
+import type { Writable } from "node:stream";
 import type { MessageName, MessageTypes } from "@herald/contracts";
 import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
 import type { Attributes, Link } from "@opentelemetry/api";
 import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
+import { coalesceWrites } from "./coalesce.ts";
 import { type BatchSpec, Consumer, type Handlers } from "./consumer.ts";
 import { declareTopology, type Topology, topologyNames } from "./topology.ts";
 
@@ -98,6 +100,7 @@ export class Broker {
     const model = await amqp.connect(this.options.url, {
       clientProperties: { connection_name: this.options.prefix },
     });
+    coalesceWrites((model.connection as unknown as { stream: Writable }).stream);
     try {
       const channel = await model.createConfirmChannel();
       await declareTopology(channel, this.topology, this.options.delaysMs);

@@ -7,6 +7,7 @@ import { ensureBootstrapAccount } from "./bootstrap.ts";
 import { createCaches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { Deps } from "./context.ts";
+import { EventWriter } from "./eventWriter.ts";
 import { bodyParserError } from "./http/body.ts";
 import { ApiError, internal } from "./http/errors.ts";
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
@@ -56,6 +57,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     prisma,
     pool,
     caches: createCaches(),
+    events: new EventWriter(pool),
     broker,
     outbox,
     secrets: createSecretBox(config.encryptionKey),

@@ -4,6 +4,7 @@ import type { Logger } from "@herald/runtime";
 import type { Request } from "express";
 import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
+import type { EventWriter } from "./eventWriter.ts";
 import type { Outbox } from "./outbox.ts";
 import type { SchemaCache } from "./resources/eventTypeSchemas.ts";
 
@@ -14,6 +15,7 @@ export type Deps = {
   /** pg for the hot path of accepting events. */
   pool: Pool;
   caches: Caches;
+  events: EventWriter;
   broker: Broker;
   outbox: Outbox;
   secrets: SecretBox;

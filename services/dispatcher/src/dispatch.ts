@@ -39,22 +39,27 @@ function traceOf(traceContext: string | null, parent: Context): { context: Conte
   return { context: eventContext, links: parentSpan ? [{ context: parentSpan }] : [] };
 }
 
+/** These attempts, or the first attempts of these events that no sender was handed yet. */
+export type Which = string[] | { firstOfEvents: string[] };
+
 /** `parentOf(eventId)`: the context to publish an event's attempts under (default: the active one). */
 export async function sendAttempts(
   deps: DispatcherDeps,
-  attemptIds: string[],
+  which: Which,
   parentOf: (eventId: string) => Context | undefined = () => undefined,
 ): Promise<number> {
-  if (!attemptIds.length) return 0;
+  const byEvent = !Array.isArray(which);
+  const ids = byEvent ? which.firstOfEvents : which;
+  if (!ids.length) return 0;
   const { pool, broker } = deps;
   const { rows } = await pool.query<Row>(
     `SELECT a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number,
             ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
             ev.type, ev.data::text AS data, ev.created_at, ev.trace_context
      FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
-     WHERE a.id = ANY($1) AND a.status = 'pending'
+     WHERE ${byEvent ? "a.event_id = ANY($1) AND a.attempt_number = 1 AND a.sent_at IS NULL" : "a.id = ANY($1)"} AND a.status = 'pending'
      ORDER BY a.id`,
-    [attemptIds],
+    [ids],
   );
   const now = new Date();
   // Oldest first: the broker keeps publish order within one channel.

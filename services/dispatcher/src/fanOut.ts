@@ -1,5 +1,5 @@
 import type { Received } from "@herald/broker";
-import { inTransaction, newId } from "@herald/db";
+import { newId } from "@herald/db";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { sendAttempts } from "./dispatch.ts";
@@ -11,7 +11,7 @@ type EndpointRow = { id: string; app_id: string; url: string; event_types: strin
 /**
  * `event.created.v1`, a batch at a time: one delivery per endpoint of each event's app that is
  * neither deleted nor disabled and receives the event's type, each with a pending first
- * attempt, handed to the senders. Six statements for the whole batch.
+ * attempt, handed to the senders. Five statements for the whole batch.
  *
  * Idempotent by the unique keys delivery (event_id, endpoint_id) and attempt (delivery_id,
  * attempt_number): a redelivered message (the outbox relay published it twice, or a
@@ -45,35 +45,38 @@ export async function fanOut(deps: DispatcherDeps, messages: Received<"event.cre
     // One lock order for every dispatcher: concurrent batches cannot deadlock.
     .sort((a, b) => (a.event.id + a.endpoint.id < b.event.id + b.endpoint.id ? -1 : 1));
   if (!targets.length) return;
-  const created = await inTransaction(pool, async (client) => {
-    const inserted = await client.query(
-      `INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
-       SELECT x.id, x.account_id, x.app_id, x.event_id, x.endpoint_id, 'pending', 0, now(), now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(id, account_id, app_id, event_id, endpoint_id)
-       ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
-      [
-        targets.map(() => newId("delivery")),
-        targets.map((t) => t.event.account_id),
-        targets.map((t) => t.event.app_id),
-        targets.map((t) => t.event.id),
-        targets.map((t) => t.endpoint.id),
-      ],
-    );
-    await client.query(
-      `INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
-       SELECT x.id, d.account_id, d.app_id, d.id, d.event_id, d.endpoint_id, 1, 'pending', x.url, now(), now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, event_id, endpoint_id, url)
-       JOIN deliveries d ON d.event_id = x.event_id AND d.endpoint_id = x.endpoint_id
-       ON CONFLICT (delivery_id, attempt_number) DO NOTHING`,
-      [
-        targets.map(() => newId("attempt")),
-        targets.map((t) => t.event.id),
-        targets.map((t) => t.endpoint.id),
-        targets.map((t) => t.endpoint.url),
-      ],
-    );
-    return inserted.rowCount ?? 0;
-  });
+  // One statement, atomic: new deliveries come from the CTE, those a redelivery finds
+  // already there from the table (a CTE's inserts are not visible to its own statement).
+  const { rows } = await pool.query<{ created: number }>(
+    `WITH x AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         AS x(delivery_id, attempt_id, account_id, app_id, event_id, endpoint_id, url)),
+     d AS (
+       INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
+       SELECT delivery_id, account_id, app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
+       ON CONFLICT (event_id, endpoint_id) DO NOTHING
+       RETURNING id, event_id, endpoint_id),
+     known AS (
+       SELECT id, event_id, endpoint_id FROM d
+       UNION ALL
+       SELECT id, event_id, endpoint_id FROM deliveries WHERE event_id = ANY($5::text[])),
+     a AS (
+       INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
+       SELECT x.attempt_id, x.account_id, x.app_id, known.id, x.event_id, x.endpoint_id, 1, 'pending', x.url, now(), now()
+       FROM x JOIN known ON known.event_id = x.event_id AND known.endpoint_id = x.endpoint_id
+       ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+     SELECT count(*)::int AS created FROM d`,
+    [
+      targets.map(() => newId("delivery")),
+      targets.map(() => newId("attempt")),
+      targets.map((t) => t.event.account_id),
+      targets.map((t) => t.event.app_id),
+      targets.map((t) => t.event.id),
+      targets.map((t) => t.endpoint.id),
+      targets.map((t) => t.endpoint.url),
+    ],
+  );
+  const created = rows[0]?.created ?? 0;
   if (created) deps.metrics.deliveries.inc({ status: "pending" }, created);
   for (const event of events) {
     const count = targets.filter((t) => t.event.id === event.id).length;
@@ -82,13 +85,5 @@ export async function fanOut(deps: DispatcherDeps, messages: Received<"event.cre
         deps.logger.info({ event: event.id, app: event.app_id, endpoints: count }, "event fanned out"),
       );
   }
-  const { rows: unsent } = await pool.query<{ id: string }>(
-    "SELECT id FROM attempts WHERE event_id = ANY($1) AND attempt_number = 1 AND status = 'pending' AND sent_at IS NULL",
-    [events.map((e) => e.id)],
-  );
-  await sendAttempts(
-    deps,
-    unsent.map((a) => a.id),
-    (eventId) => contexts.get(eventId),
-  );
+  await sendAttempts(deps, { firstOfEvents: events.map((e) => e.id) }, (eventId) => contexts.get(eventId));
 }

@@ -1,12 +1,11 @@
 import type { Received } from "@herald/broker";
-import { inTransaction } from "@herald/db";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { recordResult } from "./results.ts";
 
 /**
  * `attempt.completed.v1`, a batch at a time. Successes, nearly all results under load, are
- * recorded together: three statements for the batch. Failures each take the full path of
+ * recorded together: one statement for the batch. Failures each take the full path of
  * `recordResult` (retry schedule, endpoint disabling).
  *
  * Idempotent by the same conditional update as one at a time: only attempts still `pending`
@@ -40,40 +39,34 @@ async function recordSuccesses(
   messages: Received<"attempt.completed.v1">[],
 ): Promise<void> {
   const bodies = messages.map((m) => m.body);
-  const recorded = await inTransaction(deps.pool, async (client) => {
-    const { rows } = await client.query<Recorded>(
-      `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[])
-           AS r(id, response_status, response_body, duration_ms, trace_id, completed_at)),
-       a AS (
-         UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
-                error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at
-         FROM r WHERE a.id = r.id AND a.status = 'pending'
-         RETURNING a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at)
-       UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1, last_attempt_at = a.completed_at,
-              next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id
-       RETURNING a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, a.completed_at,
-                 (SELECT e.created_at FROM events e WHERE e.id = a.event_id) AS event_created_at`,
-      [
-        bodies.map((b) => b.attempt_id),
-        bodies.map((b) => b.response_status),
-        bodies.map((b) => b.response_body),
-        bodies.map((b) => b.duration_ms),
-        bodies.map((b) => b.trace_id),
-        bodies.map((b) => b.completed_at),
-      ],
-    );
-    // A success resets each endpoint's failure clock.
-    const endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
-    if (endpoints.length) {
-      await client.query(
-        "UPDATE endpoints SET failing_since = NULL WHERE id = ANY($1) AND failing_since IS NOT NULL",
-        [endpoints],
-      );
-    }
-    return rows;
-  });
+  // One statement, atomic: the attempts, their deliveries, and the endpoints' failure clocks
+  // (a success resets it).
+  const { rows: recorded } = await deps.pool.query<Recorded>(
+    `WITH r AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[])
+         AS r(id, response_status, response_body, duration_ms, trace_id, completed_at)),
+     a AS (
+       UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
+              error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at
+       FROM r WHERE a.id = r.id AND a.status = 'pending'
+       RETURNING a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at),
+     e AS (
+       UPDATE endpoints SET failing_since = NULL
+       WHERE id IN (SELECT endpoint_id FROM a) AND failing_since IS NOT NULL)
+     UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1, last_attempt_at = a.completed_at,
+            next_attempt_at = NULL, updated_at = now()
+     FROM a WHERE d.id = a.delivery_id
+     RETURNING a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, a.completed_at,
+               (SELECT ev.created_at FROM events ev WHERE ev.id = a.event_id) AS event_created_at`,
+    [
+      bodies.map((b) => b.attempt_id),
+      bodies.map((b) => b.response_status),
+      bodies.map((b) => b.response_body),
+      bodies.map((b) => b.duration_ms),
+      bodies.map((b) => b.trace_id),
+      bodies.map((b) => b.completed_at),
+    ],
+  );
   const byDelivery = new Map(recorded.map((r) => [r.delivery_id, r]));
   for (const m of messages) {
     const r = byDelivery.get(m.body.delivery_id);

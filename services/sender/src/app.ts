@@ -2,7 +2,7 @@ import { Agent as HttpAgent, type Server } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { Broker } from "@herald/broker";
 import type { AttemptRequestedV1 } from "@herald/contracts";
-import { createSecretBox } from "@herald/db";
+import { createSecretBox, type SecretBox } from "@herald/db";
 import {
   annotate,
   closeServer,
@@ -14,6 +14,26 @@ import {
 import type { SenderConfig } from "./config.ts";
 import { type DeliverOptions, deliver } from "./deliver.ts";
 import { senderMetrics } from "./metrics.ts";
+
+/**
+ * Opening a sealed secret (AES-GCM) for every attempt showed in the profile; an endpoint's
+ * secret changes rarely, so opened ones are kept, keyed by their sealed form.
+ */
+function openedSecrets(box: SecretBox): SecretBox {
+  const opened = new Map<string, string>();
+  return {
+    seal: box.seal,
+    open(sealed) {
+      let plain = opened.get(sealed);
+      if (plain === undefined) {
+        plain = box.open(sealed);
+        if (opened.size >= 10_000) opened.clear();
+        opened.set(sealed, plain);
+      }
+      return plain;
+    },
+  };
+}
 
 export type Sender = {
   start(): Promise<void>;
@@ -39,7 +59,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     timeout: config.attemptTimeoutMs,
   };
   const options: DeliverOptions = {
-    secrets: createSecretBox(config.encryptionKey),
+    secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,

@@ -9,7 +9,8 @@ export type SendBody = { app: string; type: string; data: Record<string, unknown
 /**
  * POST /v3/events, the path every event takes, so it is kept short: the key, the app and the
  * event type come from short-lived caches, and the event and its outbox message are written
- * in one statement (one round trip, atomic) through pg rather than Prisma.
+ * through pg rather than Prisma, in one statement with every other event of the same moment
+ * (see EventWriter).
  */
 export async function sendEvent({ account, body, deps }: Ctx<object, object, SendBody>): Promise<Reply> {
   const app = await resolveAppCached(deps, account.id, body.app, "app");
@@ -54,25 +55,21 @@ export async function sendEvent({ account, body, deps }: Ctx<object, object, Sen
   });
   let outboxId: bigint;
   try {
-    const { rows } = await deps.pool.query<{ id: string }>(
-      `WITH e AS (
-         INSERT INTO events (id, account_id, app_id, type, data, trace_context, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7))
-       INSERT INTO outbox (name, message_id, payload, headers, created_at) VALUES ($8, $9, $10, $11, $7) RETURNING id`,
-      [
-        id,
-        account.id,
-        app.id,
-        body.type,
-        JSON.stringify(body.data),
-        headers.traceparent ?? null,
-        createdAt,
-        message.name,
-        message.messageId,
-        JSON.stringify(message.payload),
-        JSON.stringify(headers),
-      ],
-    );
-    outboxId = BigInt(rows[0]!.id);
+    outboxId = await deps.events.write({
+      id,
+      accountId: account.id,
+      appId: app.id,
+      type: body.type,
+      data: JSON.stringify(body.data),
+      traceContext: headers.traceparent ?? null,
+      createdAt,
+      message: {
+        name: message.name,
+        messageId: message.messageId,
+        payload: JSON.stringify(message.payload),
+        headers: JSON.stringify(headers),
+      },
+    });
   } catch (err) {
     // The app was deleted after the cache saw it.
     if ((err as { code?: string }).code === "23503") {
