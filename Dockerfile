@@ -2,6 +2,8 @@
 # One image build, one stage per thing to run. Services run TypeScript through tsx.
 FROM node:20.19-bookworm-slim AS base
 ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH CI=true
+# The same heap cap as scripts/lib/setup.mjs SERVICE_NODE_FLAGS: under 250 MB resident per service.
+ENV NODE_OPTIONS=--max-old-space-size=160
 RUN npm install -g pnpm@10.34.8 && apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 

