@@ -8,7 +8,15 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { ensureBackingServices, ensureDependencies, readJson, root, run, SERVICE_NODE_FLAGS, say } from "./lib/setup.mjs";
+import {
+  ensureBackingServices,
+  ensureDependencies,
+  readJson,
+  root,
+  run,
+  SERVICE_NODE_FLAGS,
+  say,
+} from "./lib/setup.mjs";
 
 function count(flag, fallback) {
   const i = process.argv.indexOf(flag);
@@ -75,14 +83,18 @@ function pretty(line) {
 
 const children = [];
 function startService(service, label, extraEnv = {}) {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", service, "src", "main.ts")], {
-    cwd: root,
-    env: { ...env, ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group: Ctrl-C reaches only this script, which then stops each service
-    // once with SIGTERM (a second signal would make a service exit without finishing).
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", service, "src", "main.ts")],
+    {
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group: Ctrl-C reaches only this script, which then stops each service
+      // once with SIGTERM (a second signal would make a service exit without finishing).
+      detached: true,
+    },
+  );
   const tag = `\x1b[${colors[service] ?? 37}m[${label}]\x1b[0m`;
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on("line", (line) => console.log(`${tag} ${pretty(line)}`));
