@@ -1,20 +1,11 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setupApp } from "../support/fixtures.ts";
+import { type AttemptView, type DeliveryView, setupApp } from "../support/fixtures.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
-type Attempt = {
-  id: string;
-  status: string;
-  attempt_number: number;
-  url: string;
-  response_status: number | null;
-  response_body: string | null;
-  error: string | null;
-  duration_ms: number | null;
-};
-type Delivery = { endpoint: string; status: string; attempts: number; next_attempt_at: string | null };
+type Attempt = AttemptView & { url: string; response_body: string | null; duration_ms: number | null };
+type Delivery = DeliveryView;
 
 const TYPES = {
   timeout: "failure.timeout",

@@ -74,6 +74,33 @@ export class ConfigReader {
     return ms;
   }
 
+  /** DATABASE_URL and DATABASE_POOL_SIZE, read alike by every service that has a database. */
+  database(): { databaseUrl: string; databasePoolSize: number } {
+    return {
+      databaseUrl: this.url("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/herald", [
+        "postgres:",
+        "postgresql:",
+      ]),
+      databasePoolSize: this.int("DATABASE_POOL_SIZE", 10, { min: 1, max: 200 }),
+    };
+  }
+
+  /** AMQP_URL and AMQP_PREFIX, read alike by every service. */
+  broker(): { amqpUrl: string; amqpPrefix: string } {
+    return {
+      amqpUrl: this.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
+      amqpPrefix: this.string("AMQP_PREFIX", "herald"),
+    };
+  }
+
+  /** HEALTH_PORT and HEALTH_HOST of a service without an HTTP API of its own. */
+  health(defaultPort: number): { healthPort: number; healthHost: string } {
+    return {
+      healthPort: this.int("HEALTH_PORT", defaultPort, { max: 65535 }),
+      healthHost: this.string("HEALTH_HOST", "0.0.0.0"),
+    };
+  }
+
   check(condition: boolean, problem: string): void {
     if (!condition) this.problems.push(problem);
   }

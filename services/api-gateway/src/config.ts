@@ -32,13 +32,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   const config: GatewayConfig = {
     port: r.int("PORT", 8080, { max: 65535 }),
     host: r.string("HOST", "0.0.0.0"),
-    databaseUrl: r.url("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/herald", [
-      "postgres:",
-      "postgresql:",
-    ]),
-    databasePoolSize: r.int("DATABASE_POOL_SIZE", 10, { min: 1, max: 200 }),
-    amqpUrl: r.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
-    amqpPrefix: r.string("AMQP_PREFIX", "herald"),
+    ...r.database(),
+    ...r.broker(),
     adminToken,
     encryptionKey: encryptionKey ?? Buffer.alloc(32),
     bootstrapApiKey,

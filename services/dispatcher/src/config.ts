@@ -31,13 +31,8 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
   );
   const attemptTimeoutMs = r.duration("ATTEMPT_TIMEOUT", 15_000);
   const config: DispatcherConfig = {
-    databaseUrl: r.url("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/herald", [
-      "postgres:",
-      "postgresql:",
-    ]),
-    databasePoolSize: r.int("DATABASE_POOL_SIZE", 10, { min: 1, max: 200 }),
-    amqpUrl: r.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
-    amqpPrefix: r.string("AMQP_PREFIX", "herald"),
+    ...r.database(),
+    ...r.broker(),
     retrySchedule: retrySchedule ?? [],
     attemptTimeoutMs,
     endpointDisableAfterMs: r.duration("ENDPOINT_DISABLE_AFTER", 5 * 86_400_000),
@@ -51,8 +46,7 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     // 10 min: far past any attempt (15 s timeout) and a long sender backlog; a sent attempt is
     // in RabbitMQ's hands, so this only covers a message the broker itself lost.
     attemptDeadlineMs: r.duration("ATTEMPT_DEADLINE", 600_000),
-    healthPort: r.int("HEALTH_PORT", 8081, { max: 65535 }),
-    healthHost: r.string("HEALTH_HOST", "0.0.0.0"),
+    ...r.health(8081),
   };
   r.check(
     config.attemptDeadlineMs > attemptTimeoutMs,

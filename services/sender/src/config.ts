@@ -22,15 +22,13 @@ export function loadConfig(env: Env = process.env): SenderConfig {
   const encryptionKey = rawKey ? parseEncryptionKey(rawKey) : null;
   if (rawKey) r.check(encryptionKey !== null, "ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded");
   const config: SenderConfig = {
-    amqpUrl: r.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
-    amqpPrefix: r.string("AMQP_PREFIX", "herald"),
+    ...r.broker(),
     encryptionKey: encryptionKey ?? Buffer.alloc(32),
     concurrency: r.int("SENDER_CONCURRENCY", 64, { min: 1, max: 10_000 }),
     attemptTimeoutMs: r.duration("ATTEMPT_TIMEOUT", 15_000),
     allowPrivateDestinations: r.bool("ALLOW_PRIVATE_DESTINATIONS", false),
     userAgent: r.string("USER_AGENT", "Herald-Webhooks/1.0"),
-    healthPort: r.int("HEALTH_PORT", 8082, { max: 65535 }),
-    healthHost: r.string("HEALTH_HOST", "0.0.0.0"),
+    ...r.health(8082),
   };
   r.done();
   return config;
