@@ -156,3 +156,27 @@ describe("event rules", () => {
     expect([...ids].sort().reverse()).toEqual(ids);
   });
 });
+
+describe("accepting events together", () => {
+  it("commits concurrent events in one batch, failing only the one whose app was deleted meanwhile", async () => {
+    const gone = (await gw.request("POST", "/v3/apps", { json: { name: "Gone" } })).body.id as string;
+    const kept = (await gw.request("POST", "/v3/apps", { json: { name: "Kept" } })).body.id as string;
+    // Both apps are now in the gateway's cache; one is deleted behind its back.
+    for (const app of [gone, kept]) {
+      expect(
+        (await gw.request("POST", "/v3/events", { json: { app, type: "user.signed_up", data: {} } })).status,
+      ).toBe(201);
+    }
+    await gw.gateway.deps.prisma.app.delete({ where: { id: gone } });
+    const results = await Promise.all(
+      [gone, kept, kept, gone, kept].map((app) =>
+        gw.request("POST", "/v3/events", { json: { app, type: "user.signed_up", data: { app } } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([404, 201, 201, 404, 201]);
+    expect(results[0]!.body.error).toMatchObject({ code: "resource_missing", param: "app" });
+    for (const r of results.filter((x) => x.status === 201)) {
+      expect((await gw.request("GET", `/v3/events/${r.body.id}`)).body.data).toEqual({ app: kept });
+    }
+  });
+});
