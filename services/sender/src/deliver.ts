@@ -3,7 +3,7 @@ import type { Agent as HttpsAgent } from "node:https";
 import type { AttemptCompletedV1, AttemptRequestedV1 } from "@herald/contracts";
 import type { SecretBox } from "@herald/db";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
-import got from "got";
+import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import { signatureHeader } from "./sign.ts";
 
@@ -47,17 +47,16 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-function post(
-  url: URL,
-  headers: Record<string, string>,
-  body: string,
-  options: DeliverOptions,
-): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const stream = got.stream(url, {
-      method: "POST",
-      body,
-      headers,
+/**
+ * One got instance per sender, its defaults merged once: merging options on every request
+ * showed in the sender's profile (about 7 % of its CPU).
+ */
+const clients = new WeakMap<DeliverOptions, Got>();
+
+function clientFor(options: DeliverOptions): Got {
+  let client = clients.get(options);
+  if (!client) {
+    client = got.extend({
       timeout: { request: options.timeoutMs },
       // A 3xx is a failure: following it could lead anywhere, a private address included.
       followRedirect: false,
@@ -66,6 +65,19 @@ function post(
       agent: options.agents,
       ...(options.allowPrivate ? {} : { dnsLookup: guardedLookup as never }),
     });
+    clients.set(options, client);
+  }
+  return client;
+}
+
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: DeliverOptions,
+): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const stream = clientFor(options).stream(url, { method: "POST", body, headers });
     const chunks: Buffer[] = [];
     let size = 0;
     let response: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
