@@ -40,7 +40,13 @@ export type ConsumerOptions = { queue: string; prefetch: number; logger: Logger 
   | { batch: BatchSpec }
 );
 
-type Held = { msg: ConsumeMessage; received: Received<MessageName>; end: (error?: Error) => void };
+/** A message in hand, with the channel it came on: only that channel can ack it. */
+type Held = {
+  channel: Channel;
+  msg: ConsumeMessage;
+  received: Received<MessageName>;
+  end: (error?: Error) => void;
+};
 
 /**
  * One consumer on its own channel, re-attached on every connection. A message is acked only
@@ -108,6 +114,7 @@ export class Consumer {
       contextFrom(msg.properties.headers),
     );
     const held: Held = {
+      channel,
       msg,
       received: {
         name,
@@ -124,34 +131,37 @@ export class Consumer {
     if (!("batch" in this.options)) {
       const handler = this.options.handlers[name] as (m: Received<MessageName>) => Promise<void>;
       this.track(
-        this.settle(channel, [held], () =>
-          otelContext.with(held.received.context, () => handler(held.received)),
-        ),
+        this.settle([held], () => otelContext.with(held.received.context, () => handler(held.received))),
       );
       return;
     }
     this.pending.push(held);
-    if (this.pending.length >= this.options.batch.maxSize) this.flush(channel);
-    else this.timer ??= setTimeout(() => this.flush(channel), this.options.batch.maxWaitMs);
+    if (this.pending.length >= this.options.batch.maxSize) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.batch.maxWaitMs);
   }
 
-  private flush(channel: Channel): void {
+  private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
     if (!batch.length || !("batch" in this.options)) return;
     const { handler } = this.options.batch;
-    this.track(this.settle(channel, batch, () => handler(batch.map((h) => h.received))));
+    this.track(this.settle(batch, () => handler(batch.map((h) => h.received))));
   }
 
-  /** Runs the work until it succeeds (then acks), is refused (dead-letters), or the channel goes. */
-  private async settle(channel: Channel, held: Held[], work: () => Promise<void>): Promise<void> {
+  /**
+   * Runs the work until it succeeds (then acks), is refused (dead-letters), or every channel
+   * its messages came on is gone (then the broker redelivers them to whoever consumes next).
+   * A message is acked or nacked only on its own channel, and only while that is open.
+   */
+  private async settle(held: Held[], work: () => Promise<void>): Promise<void> {
     const { logger, queue } = this.options;
+    const live = (h: Held) => h.channel === this.channel;
     for (let attempt = 0; ; attempt++) {
       try {
         await work();
-        if (this.channel === channel) for (const h of held) channel.ack(h.msg);
+        for (const h of held) if (live(h)) h.channel.ack(h.msg);
         for (const h of held) h.end();
         return;
       } catch (err) {
@@ -160,12 +170,11 @@ export class Consumer {
             { queue, messages: held.length, err: err.message },
             "dead-lettering messages their handler refused",
           );
-          if (this.channel === channel) for (const h of held) channel.nack(h.msg, false, false);
+          for (const h of held) if (live(h)) h.channel.nack(h.msg, false, false);
           for (const h of held) h.end(err);
           return;
         }
-        // The channel is gone: the broker redelivers the messages to whoever consumes next.
-        if (this.channel !== channel) {
+        if (!held.some(live)) {
           for (const h of held) h.end(err as Error);
           return;
         }
@@ -184,7 +193,7 @@ export class Consumer {
     this.stopped = true;
     const channel = this.channel;
     if (channel && this.tag) await channel.cancel(this.tag).catch(() => {});
-    if (channel) this.flush(channel);
+    this.flush();
     await Promise.all([...this.inFlight]);
     if (channel) await channel.close().catch(() => {});
     this.channel = null;
