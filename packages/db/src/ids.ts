@@ -16,6 +16,7 @@ export const idPrefixes = {
   attempt: "atmpt",
   replay: "rpl",
   message: "msg",
+  session: "ses",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -12,6 +12,8 @@ export type GatewayConfig = {
   encryptionKey: Buffer;
   bootstrapApiKey: string | undefined;
   rateLimitPerSecond: number;
+  /** Where browsers reach this gateway: the base of portal and dashboard links. */
+  publicUrl: string;
   outboxRelayIntervalMs: number;
   outboxRelayAfterMs: number;
 };
@@ -38,6 +40,9 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     encryptionKey: encryptionKey ?? Buffer.alloc(32),
     bootstrapApiKey,
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
+    publicUrl: r
+      .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
+      .replace(/\/+$/, ""),
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.
     outboxRelayAfterMs: r.duration("OUTBOX_RELAY_AFTER", 5000),

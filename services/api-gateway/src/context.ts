@@ -23,7 +23,17 @@ export type Deps = {
   logger: Logger;
 };
 
-export type Account = { id: string; keyId: string };
+/**
+ * Who is calling: an API key's account, or a browser session's. A portal session is
+ * limited to one app (`appId`) and to the routes the portal shows; a read-only one to reads.
+ */
+export type Account = {
+  id: string;
+  keyId: string;
+  via: "key" | "portal" | "dashboard";
+  appId?: string;
+  readOnly?: boolean;
+};
 
 export type Ctx<P = Record<string, string>, Q = Record<string, unknown>, B = Record<string, unknown>> = {
   account: Account;
@@ -34,4 +44,4 @@ export type Ctx<P = Record<string, string>, Q = Record<string, unknown>, B = Rec
   req: Request;
 };
 
-export type Reply = { status?: number; body: unknown };
+export type Reply = { status?: number; body: unknown; headers?: Record<string, string> };

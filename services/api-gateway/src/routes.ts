@@ -7,8 +7,9 @@ import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays.ts";
+import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
 
-/** Every route the gateway serves under /v3 and /admin: registered on Express and documented from here. */
+/** Every route the gateway serves under /v3, /admin and /session: registered on Express and documented from here. */
 export const routes: RouteSpec[] = [
   ...appRoutes,
   ...eventTypeRoutes,
@@ -17,6 +18,7 @@ export const routes: RouteSpec[] = [
   ...eventRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,
+  ...sessionRoutes,
   ...adminRoutes,
 ];
 
@@ -28,5 +30,6 @@ export const componentSchemas: Record<string, Schema> = {
   ...eventSchemas,
   ...attemptSchemas,
   ...apiKeySchemas,
+  ...sessionSchemas,
   ...adminSchemas,
 };

@@ -45,7 +45,7 @@ export async function authenticateKey(
   });
   if (!key) throw unauthenticated("Invalid API key.");
   if (key.revoked) throw unauthenticated("This API key has been revoked.");
-  return { id: key.accountId, keyId: key.keyId };
+  return { id: key.accountId, keyId: key.keyId, via: "key" };
 }
 
 export function checkAdminToken(expected: string, header: string | undefined): void {

@@ -6,6 +6,7 @@ import { ApiError, unauthenticated } from "./errors.ts";
 import { requestHash, withIdempotency } from "./idempotency.ts";
 import type { RateLimiter } from "./rateLimit.ts";
 import { expressPath, type RouteSpec, type Schema } from "./route.ts";
+import { authenticateSession, checkSessionAllows, cookieValue } from "./session.ts";
 import { validate } from "./validate.ts";
 
 const noFields: Schema = { type: "object", additionalProperties: false, properties: {} };
@@ -37,7 +38,11 @@ async function authenticate(
   limiter: RateLimiter,
 ): Promise<Account> {
   if (route.auth === "account") {
-    const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
+    const cookie = req.headers.authorization ? undefined : cookieValue(req.headers.cookie);
+    const account = cookie
+      ? await authenticateSession(deps.prisma, cookie)
+      : await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
+    checkSessionAllows(account, route);
     limiter.take(account.id);
     return account;
   }
@@ -46,7 +51,7 @@ async function authenticate(
       throw unauthenticated("Operator routes are off: set ADMIN_TOKEN to use them.");
     checkAdminToken(deps.config.adminToken, req.headers.authorization);
   }
-  return { id: "", keyId: "" };
+  return { id: "", keyId: "", via: "key" };
 }
 
 /** Registers every route of the table: auth, rate limit, body, validation, idempotency, handler. */
@@ -82,6 +87,7 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
             )
           : await run();
       if ("replayed" in reply && reply.replayed) res.setHeader("Idempotent-Replayed", "true");
+      if (reply.headers) res.set(reply.headers);
       res.status(reply.status ?? 200).json(reply.body);
     });
   }

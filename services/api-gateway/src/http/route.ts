@@ -13,6 +13,11 @@ export type RouteSpec = {
   /** OpenAPI form: `/v3/apps/{app}`. */
   path: string;
   auth: Auth;
+  /**
+   * What a portal session (one app, in a browser) may do here: `read` for GET only, `write`
+   * for this route whatever its method. Absent: portal sessions get a 403.
+   */
+  portal?: "read" | "write";
   tag: string;
   summary: string;
   description?: string;

@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { conflict, invalid } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { deleted, deletedSchema, iso, resolveApp, timestamp } from "./common.ts";
+import { checkScope, deleted, deletedSchema, iso, resolveApp, timestamp } from "./common.ts";
 
 type AppRow = { id: string; uid: string | null; name: string; createdAt: Date; updatedAt: Date };
 
@@ -110,12 +110,14 @@ export const appRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/apps/{app}",
     auth: "account",
+    portal: "read",
     tag: "Apps",
     summary: "Retrieve an app",
     params: { app: "The app's id or uid." },
     response: { status: 200, schema: ref("App"), description: "The app." },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      checkScope(account, id, "app", params.app, "app");
       return { body: serializeApp(await deps.prisma.app.findUniqueOrThrow({ where: { id } })) };
     },
   },

@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+import { appRef, checkScope, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
 
 type AttemptRow = {
   id: string;
@@ -97,6 +97,7 @@ export const attemptRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/attempts",
     auth: "account",
+    portal: "read",
     tag: "Attempts",
     summary: "List attempts",
     description: "Newest first. Filters combine.",
@@ -113,10 +114,13 @@ export const attemptRoutes: RouteSpec[] = [
     },
     response: { status: 200, schema: listOf("Attempt"), description: "A page of attempts, newest first." },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const appId =
+      const appId = scopedApp(
+        account,
         query.app !== undefined
           ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined;
+          : undefined,
+        query.app,
+      );
       const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
       const rows = await deps.prisma.attempt.findMany({
         where: {
@@ -138,6 +142,7 @@ export const attemptRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/attempts/{id}",
     auth: "account",
+    portal: "read",
     tag: "Attempts",
     summary: "Retrieve an attempt",
     params: { id: "The attempt's id." },
@@ -147,6 +152,7 @@ export const attemptRoutes: RouteSpec[] = [
         ? await deps.prisma.attempt.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!found) throw notFound("attempt", params.id);
+      checkScope(account, found.appId, "attempt", params.id);
       return { body: serializeAttempt(found) };
     },
   },

@@ -1,5 +1,5 @@
 import { isId, type PrismaClient } from "@herald/db";
-import type { Deps } from "../context.ts";
+import type { Account, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 
@@ -68,3 +68,22 @@ export const appRef: Schema = {
   maxLength: 256,
   description: "The app's id or its uid.",
 };
+
+/**
+ * A portal session sees one app: anything of another app is a 404, as another account's is.
+ * Throws that 404 when `appId` is out of the caller's reach.
+ */
+export function checkScope(account: Account, appId: string, kind: string, id: string, param = "id"): void {
+  if (account.appId && account.appId !== appId) throw notFound(kind, id, param);
+}
+
+/** The app a list is filtered by: the one asked for, and for a portal session always its own. */
+export function scopedApp(
+  account: Account,
+  requested: string | undefined,
+  ref: string | undefined,
+): string | undefined {
+  if (!account.appId) return requested;
+  if (requested !== undefined && requested !== account.appId) throw notFound("app", ref ?? requested, "app");
+  return account.appId;
+}

@@ -1,9 +1,19 @@
 import { isId, newId, type PrismaClient } from "@herald/db";
-import type { Ctx, Deps } from "../context.ts";
+import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, deleted, deletedSchema, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+import {
+  appRef,
+  checkScope,
+  deleted,
+  deletedSchema,
+  iso,
+  nullableTimestamp,
+  resolveApp,
+  scopedApp,
+  timestamp,
+} from "./common.ts";
 import {
   checkEventTypes,
   checkHeaders,
@@ -90,14 +100,15 @@ export const endpointSchemas: Record<string, Schema> = {
 /** A live (not deleted) endpoint of the account; anything else is a 404. */
 export async function findEndpoint(
   prisma: Pick<PrismaClient, "endpoint">,
-  accountId: string,
+  account: Account,
   id: string,
   param = "id",
 ) {
   const found = isId("endpoint", id)
-    ? await prisma.endpoint.findFirst({ where: { id, accountId, deletedAt: null } })
+    ? await prisma.endpoint.findFirst({ where: { id, accountId: account.id, deletedAt: null } })
     : null;
   if (!found) throw notFound("endpoint", id, param);
+  checkScope(account, found.appId, "endpoint", id, param);
   return found;
 }
 
@@ -146,6 +157,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints",
     auth: "account",
+    portal: "write",
     tag: "Endpoints",
     summary: "Create an endpoint",
     description:
@@ -170,6 +182,7 @@ export const endpointRoutes: RouteSpec[] = [
       deps,
     }: Ctx<object, object, EndpointInput & { app: string; url: string; secret?: string }>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app");
+      checkScope(account, app.id, "app", body.app, "app");
       const input = await checkedInput(deps, account.id, body);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
       const created = await deps.prisma.endpoint.create({
@@ -189,15 +202,19 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints",
     auth: "account",
+    portal: "read",
     tag: "Endpoints",
     summary: "List endpoints",
     query: { type: "object", additionalProperties: false, properties: { app: appRef, ...pagingProperties } },
     response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
-      const appId =
+      const appId = scopedApp(
+        account,
         query.app !== undefined
           ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined;
+          : undefined,
+        query.app,
+      );
       const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
       const rows = await deps.prisma.endpoint.findMany({
         where: {
@@ -217,18 +234,20 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    portal: "read",
     tag: "Endpoints",
     summary: "Retrieve an endpoint",
     params: byId,
     response: { status: 200, schema: ref("Endpoint"), description: "The endpoint." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      return { body: serializeEndpoint(await findEndpoint(deps.prisma, account.id, params.id)) };
+      return { body: serializeEndpoint(await findEndpoint(deps.prisma, account, params.id)) };
     },
   },
   {
     method: "post",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    portal: "write",
     tag: "Endpoints",
     summary: "Update an endpoint",
     description:
@@ -237,7 +256,7 @@ export const endpointRoutes: RouteSpec[] = [
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
-      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const found = await findEndpoint(deps.prisma, account, params.id);
       const input = await checkedInput(deps, account.id, body);
       const updated = await deps.prisma.endpoint.update({
         where: { id: found.id },
@@ -250,18 +269,20 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}/secret",
     auth: "account",
+    portal: "read",
     tag: "Endpoints",
     summary: "Retrieve an endpoint's signing secret",
     params: byId,
     response: { status: 200, schema: ref("EndpointSecret"), description: "The current secret." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      return secretReply(deps, await findEndpoint(deps.prisma, account.id, params.id));
+      return secretReply(deps, await findEndpoint(deps.prisma, account, params.id));
     },
   },
   {
     method: "post",
     path: "/v3/endpoints/{id}/secret/rotate",
     auth: "account",
+    portal: "write",
     tag: "Endpoints",
     summary: "Rotate an endpoint's signing secret",
     description: "Makes a new secret (or sets `secret`). The old one keeps signing beside it for 24 hours.",
@@ -269,7 +290,7 @@ export const endpointRoutes: RouteSpec[] = [
     body: { type: "object", additionalProperties: false, properties: { secret: { type: "string" } } },
     response: { status: 200, schema: ref("EndpointSecret"), description: "The new secret." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, { secret?: string }>) {
-      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const found = await findEndpoint(deps.prisma, account, params.id);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
       const updated = await deps.prisma.endpoint.update({
         where: { id: found.id },
@@ -287,6 +308,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    portal: "write",
     tag: "Endpoints",
     summary: "Delete an endpoint",
     description:
@@ -294,7 +316,7 @@ export const endpointRoutes: RouteSpec[] = [
     params: byId,
     response: { status: 200, schema: deletedSchema("endpoint"), description: "The endpoint was deleted." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      const found = await findEndpoint(deps.prisma, account.id, params.id);
+      const found = await findEndpoint(deps.prisma, account, params.id);
       const deletedAt = new Date();
       const row = await deps.prisma.$transaction(async (tx) => {
         const changed = await tx.endpoint.updateMany({

@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, iso, nullableTimestamp, resolveApp, timestamp } from "./common.ts";
+import { appRef, checkScope, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
 import { sendEvent } from "./sendEvent.ts";
 
 type DeliveryRow = {
@@ -87,6 +87,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/events",
     auth: "account",
+    portal: "write",
     tag: "Events",
     summary: "Send an event",
     description:
@@ -109,6 +110,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/events",
     auth: "account",
+    portal: "read",
     tag: "Events",
     summary: "List events",
     query: {
@@ -126,10 +128,13 @@ export const eventRoutes: RouteSpec[] = [
       description: "A page of events with their deliveries, newest first.",
     },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string; type?: string }>) {
-      const appId =
+      const appId = scopedApp(
+        account,
         query.app !== undefined
           ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined;
+          : undefined,
+        query.app,
+      );
       const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
       const rows = await deps.prisma.event.findMany({
         where: {
@@ -153,6 +158,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/events/{id}",
     auth: "account",
+    portal: "read",
     tag: "Events",
     summary: "Retrieve an event",
     description: "The event with its payload and one delivery per receiving endpoint.",
@@ -163,6 +169,7 @@ export const eventRoutes: RouteSpec[] = [
         ? await deps.prisma.event.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!event) throw notFound("event", params.id);
+      checkScope(account, event.appId, "event", params.id);
       const deliveries = await deliveriesOf(deps.prisma, [event.id]);
       return { body: serializeEvent(event, deliveries.get(event.id) ?? []) };
     },

@@ -2,7 +2,7 @@ import { isId, newId } from "@herald/db";
 import type { Ctx } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { iso, nullableTimestamp, parseTime, timeInput, timestamp } from "./common.ts";
+import { checkScope, iso, nullableTimestamp, parseTime, timeInput, timestamp } from "./common.ts";
 import { findEndpoint } from "./endpoints.ts";
 
 type ReplayRow = {
@@ -80,6 +80,7 @@ export const replayRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}/replay",
     auth: "account",
+    portal: "write",
     tag: "Endpoints",
     summary: "Replay failed deliveries",
     description:
@@ -99,7 +100,7 @@ export const replayRoutes: RouteSpec[] = [
     },
     response: { status: 202, schema: ref("Replay"), description: "The replay, queued." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, ReplayBody>) {
-      const endpoint = await findEndpoint(deps.prisma, account.id, params.id);
+      const endpoint = await findEndpoint(deps.prisma, account, params.id);
       if (endpoint.disabled)
         throw invalid(
           undefined,
@@ -113,10 +114,11 @@ export const replayRoutes: RouteSpec[] = [
         const event = isId("event", body.event)
           ? await deps.prisma.event.findFirst({
               where: { id: body.event, accountId: account.id },
-              select: { id: true },
+              select: { id: true, appId: true },
             })
           : null;
         if (!event) throw notFound("event", body.event, "event");
+        checkScope(account, event.appId, "event", body.event, "event");
       }
       // The cutoff pins the set: deliveries failing after the request are not part of it.
       const cutoff = new Date();
@@ -163,15 +165,20 @@ export const replayRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/replays/{id}",
     auth: "account",
+    portal: "read",
     tag: "Endpoints",
     summary: "Retrieve a replay",
     params: { id: "The replay's id." },
     response: { status: 200, schema: ref("Replay"), description: "The replay and its status." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const found = isId("replay", params.id)
-        ? await deps.prisma.replay.findFirst({ where: { id: params.id, accountId: account.id } })
+        ? await deps.prisma.replay.findFirst({
+            where: { id: params.id, accountId: account.id },
+            include: { endpoint: { select: { appId: true } } },
+          })
         : null;
       if (!found) throw notFound("replay", params.id);
+      checkScope(account, found.endpoint.appId, "replay", params.id);
       const counts = await deps.prisma.attempt.groupBy({
         by: ["status"],
         where: { replayId: found.id, status: { in: ["succeeded", "failed"] } },

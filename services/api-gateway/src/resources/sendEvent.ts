@@ -2,7 +2,7 @@ import { newId } from "@herald/db";
 import { annotate, traceHeaders } from "@herald/runtime";
 import type { Ctx, Reply } from "../context.ts";
 import { ApiError, invalid, notFound } from "../http/errors.ts";
-import { resolveAppCached } from "./common.ts";
+import { checkScope, resolveAppCached } from "./common.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
 
@@ -14,6 +14,7 @@ export type SendBody = { app: string; type: string; data: Record<string, unknown
  */
 export async function sendEvent({ account, body, deps }: Ctx<object, object, SendBody>): Promise<Reply> {
   const app = await resolveAppCached(deps, account.id, body.app, "app");
+  checkScope(account, app.id, "app", body.app, "app");
   const type = await deps.caches.eventTypes.getOrLoad(`${account.id}:${body.type}`, () =>
     deps.prisma.eventType.findUnique({
       where: { accountId_name: { accountId: account.id, name: body.type } },

@@ -1,0 +1,61 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { PrismaClient } from "@herald/db";
+import type { Account } from "../context.ts";
+import { ApiError, unauthenticated } from "./errors.ts";
+import type { RouteSpec } from "./route.ts";
+
+/**
+ * Browser sessions for the portal and the dashboard. A session's link carries a token in its
+ * URL fragment (never sent to a server, so never in a log or a referrer); the page exchanges
+ * it once, at POST /session, for an HttpOnly, SameSite=Strict cookie. Only SHA-256 hashes of
+ * the token and the cookie are stored.
+ */
+export const SESSION_COOKIE = "herald_session";
+
+export const sessionHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
+export const newSecret = () => randomBytes(32).toString("base64url");
+
+export function cookieValue(header: string | undefined, name = SESSION_COOKIE): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(v.join("="));
+  }
+  return undefined;
+}
+
+export function sessionCookie(secret: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}${secure ? "; Secure" : ""}`;
+}
+
+/** The account behind a session cookie, limited as the session is; a 401 when it is not valid. */
+export async function authenticateSession(
+  prisma: Pick<PrismaClient, "session">,
+  cookie: string,
+): Promise<Account> {
+  const session = await prisma.session.findUnique({ where: { cookieHash: sessionHash(cookie) } });
+  if (!session || session.revokedAt) throw unauthenticated("This session has ended. Open a new link.");
+  if (session.expiresAt <= new Date()) throw unauthenticated("This session has expired. Open a new link.");
+  return session.kind === "portal"
+    ? {
+        id: session.accountId,
+        keyId: "",
+        via: "portal",
+        appId: session.appId ?? "",
+        readOnly: session.readOnly,
+      }
+    : { id: session.accountId, keyId: "", via: "dashboard" };
+}
+
+/** A portal session may use only the routes the portal shows (and only reads when read-only). */
+export function checkSessionAllows(account: Account, route: RouteSpec): void {
+  if (account.via !== "portal") return;
+  const allowed = route.portal === "write" || (route.portal === "read" && route.method === "get");
+  if (!allowed || (account.readOnly && route.method !== "get")) {
+    throw new ApiError(
+      403,
+      "invalid_request_error",
+      "forbidden",
+      "A portal session cannot use this operation.",
+    );
+  }
+}
