@@ -34,6 +34,13 @@ describe.each(["json", "form"] as const)("event types with %s bodies", (mode) =>
       schema,
       archived: false,
     });
+    // The example payload made from the schema is one the schema accepts.
+    expect(created.body.example).toEqual({ invoice_id: "string", amount: 0 });
+    await gw.request("POST", "/v3/apps", { json: { uid: `example-${mode}`, name: "Example" } });
+    const sent = await gw.request("POST", "/v3/events", {
+      json: { app: `example-${mode}`, type: name, data: created.body.example },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
 
     expect((await gw.request("GET", `/v3/event-types/${name}`)).body).toEqual(created.body);
 

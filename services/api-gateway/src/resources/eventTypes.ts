@@ -5,6 +5,7 @@ import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/pagi
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { iso, timestamp } from "./common.ts";
 import { compileSchema } from "./eventTypeSchemas.ts";
+import { exampleFromSchema } from "./exampleFromSchema.ts";
 
 type EventTypeRow = {
   name: string;
@@ -20,6 +21,8 @@ export const serializeEventType = (t: EventTypeRow) => ({
   name: t.name,
   description: t.description,
   schema: t.schema ?? null,
+  // Made from the schema each time: the portal's catalog and its test events use it.
+  example: t.schema ? exampleFromSchema(t.schema) : null,
   archived: t.archivedAt !== null,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
@@ -58,12 +61,16 @@ const schema: Schema = {
 export const eventTypeSchemas: Record<string, Schema> = {
   EventType: {
     type: "object",
-    required: ["object", "name", "description", "schema", "archived", "created_at", "updated_at"],
+    required: ["object", "name", "description", "schema", "example", "archived", "created_at", "updated_at"],
     properties: {
       object: { const: "event_type" },
       name: { type: "string", examples: ["invoice.paid"] },
       description: { type: "string" },
       schema: { type: ["object", "null"] },
+      example: {
+        description:
+          "An example payload made from the schema (its own examples and defaults first), or null without one.",
+      },
       archived: { type: "boolean" },
       created_at: timestamp,
       updated_at: timestamp,
