@@ -96,6 +96,7 @@ describe("portal sessions", () => {
       ["POST", `/v3/endpoints/${ids.otherEndpoint}`, { description: "mine now" }],
       ["DELETE", `/v3/endpoints/${ids.otherEndpoint}`, undefined],
       ["POST", `/v3/endpoints/${ids.otherEndpoint}/replay`, {}],
+      ["POST", `/v3/endpoints/${ids.otherEndpoint}/test`, {}],
       ["POST", `/v3/endpoints/${ids.acmeEndpoint}/replay`, { event: ids.otherEvent }],
       ["GET", `/v3/events/${ids.otherEvent}`, undefined],
       ["GET", "/v3/events?app=other", undefined],

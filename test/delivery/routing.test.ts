@@ -86,3 +86,46 @@ describe("fan-out", () => {
       expect(() => new Webhook(secret).verify(req.body, headers)).not.toThrow();
   });
 });
+
+describe("test events", () => {
+  it("reach the one endpoint they are sent to, with the type's example payload", async () => {
+    await sys.request("POST", "/v3/event-types", {
+      json: {
+        name: "order.tested",
+        schema: {
+          type: "object",
+          required: ["order_id"],
+          properties: { order_id: { type: "string", examples: ["ord_1"] } },
+        },
+      },
+    });
+    const target = await f.endpoint("/test-target", { event_types: ["order.tested"] });
+    const bystander = await f.endpoint("/test-bystander", { event_types: ["order.tested"] });
+    const res = await sys.request("POST", `/v3/endpoints/${target}/test`, { form: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ object: "event", type: "order.tested", data: { order_id: "ord_1" } });
+    await expect.poll(() => f.status(res.body.id, target), { timeout: 10_000 }).toBe("succeeded");
+    expect(JSON.parse(receiver.received("/test-target")[0]!.body).data).toEqual({ order_id: "ord_1" });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received("/test-bystander")).toHaveLength(0);
+    expect((await f.deliveries(res.body.id)).map((d) => d.endpoint)).toEqual([target]);
+    expect(bystander).toBeTruthy();
+  });
+
+  it("refuse a type the endpoint does not receive, and data that breaks the schema", async () => {
+    const ep = await f.endpoint("/test-picky", { event_types: ["invoice.paid"] });
+    const wrong = await sys.request("POST", `/v3/endpoints/${ep}/test`, { json: { type: "user.created" } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.param).toBe("type");
+    const bad = await sys.request("POST", `/v3/endpoints/order-less/test`, { json: {} });
+    expect(bad.status).toBe(404);
+    const breaks = await sys.request(
+      "POST",
+      `/v3/endpoints/${await f.endpoint("/test-strict", { event_types: ["order.tested"] })}/test`,
+      {
+        json: { data: { order_id: 5 } },
+      },
+    );
+    expect(breaks.status).toBe(422);
+  });
+});

@@ -21,6 +21,8 @@ export type EventCreatedV1 = {
   app_id: string;
   type: string;
   created_at: string;
+  /** A test event, sent to this one endpoint only (absent: every subscribed endpoint). */
+  only_endpoint?: string;
 };
 
 /** The endpoint was deleted: its pending and retrying deliveries are dropped. */
@@ -112,6 +114,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       app_id: { type: "string" },
       type: { type: "string" },
       created_at: isoTime,
+      only_endpoint: { type: "string", nullable: true },
     },
   },
   "endpoint.deleted.v1": {

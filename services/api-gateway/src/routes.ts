@@ -8,6 +8,7 @@ import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays.ts";
 import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
+import { testEventRoutes } from "./resources/testEvent.ts";
 
 /** Every route the gateway serves under /v3, /admin and /session: registered on Express and documented from here. */
 export const routes: RouteSpec[] = [
@@ -15,6 +16,7 @@ export const routes: RouteSpec[] = [
   ...eventTypeRoutes,
   ...endpointRoutes,
   ...replayRoutes,
+  ...testEventRoutes,
   ...eventRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,

@@ -21,6 +21,10 @@ type EndpointRow = { id: string; app_id: string; url: string; event_types: strin
 export async function fanOut(deps: DispatcherDeps, messages: Received<"event.created.v1">[]): Promise<void> {
   const { pool } = deps;
   const contexts = new Map(messages.map((m) => [m.body.event_id, m.context]));
+  // A test event goes to its one endpoint only.
+  const onlyTo = new Map(
+    messages.filter((m) => m.body.only_endpoint).map((m) => [m.body.event_id, m.body.only_endpoint!]),
+  );
   for (const m of messages)
     trace
       .getSpan(m.context)
@@ -39,7 +43,12 @@ export async function fanOut(deps: DispatcherDeps, messages: Received<"event.cre
   const targets = events
     .flatMap((event) =>
       endpoints
-        .filter((e) => e.app_id === event.app_id && receives(e.event_types, event.type))
+        .filter(
+          (e) =>
+            e.app_id === event.app_id &&
+            receives(e.event_types, event.type) &&
+            (!onlyTo.has(event.id) || onlyTo.get(event.id) === e.id),
+        )
         .map((endpoint) => ({ event, endpoint })),
     )
     // One lock order for every dispatcher: concurrent batches cannot deadlock.

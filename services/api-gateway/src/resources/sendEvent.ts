@@ -1,6 +1,6 @@
 import { newId } from "@herald/db";
 import { annotate, traceHeaders } from "@herald/runtime";
-import type { Ctx, Reply } from "../context.ts";
+import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { ApiError, invalid, notFound } from "../http/errors.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
 
@@ -15,12 +15,33 @@ export type SendBody = { app: string; type: string; data: Record<string, unknown
 export async function sendEvent({ account, body, deps }: Ctx<object, object, SendBody>): Promise<Reply> {
   const app = await resolveAppCached(deps, account.id, body.app, "app");
   checkScope(account, app.id, "app", body.app, "app");
-  const type = await deps.caches.eventTypes.getOrLoad(`${account.id}:${body.type}`, () =>
+  return { status: 201, body: await acceptEvent(deps, account, app, body.type, body.data) };
+}
+
+/** The event type as the send path needs it, from the cache. */
+export function eventTypeFor(deps: Deps, accountId: string, name: string) {
+  return deps.caches.eventTypes.getOrLoad(`${accountId}:${name}`, () =>
     deps.prisma.eventType.findUnique({
-      where: { accountId_name: { accountId: account.id, name: body.type } },
+      where: { accountId_name: { accountId, name } },
       select: { id: true, schema: true, archivedAt: true, updatedAt: true },
     }),
   );
+}
+
+/**
+ * Checks an event against its type, stores it with its outbox message, and publishes it:
+ * to every subscribed endpoint of the app, or only to `onlyEndpoint` (a test event).
+ */
+export async function acceptEvent(
+  deps: Deps,
+  account: Account,
+  app: { id: string },
+  typeName: string,
+  data: Record<string, unknown>,
+  onlyEndpoint?: string,
+) {
+  const body = { app: app.id, type: typeName, data };
+  const type = await eventTypeFor(deps, account.id, body.type);
   if (!type)
     throw invalid("type", `No event type named '${body.type}'. Create it first with POST /v3/event-types.`);
   if (type.archivedAt)
@@ -53,6 +74,7 @@ export async function sendEvent({ account, body, deps }: Ctx<object, object, Sen
     app_id: app.id,
     type: body.type,
     created_at: createdAt.toISOString(),
+    ...(onlyEndpoint ? { only_endpoint: onlyEndpoint } : {}),
   });
   let outboxId: bigint;
   try {
@@ -75,21 +97,18 @@ export async function sendEvent({ account, body, deps }: Ctx<object, object, Sen
     // The app was deleted after the cache saw it.
     if ((err as { code?: string }).code === "23503") {
       deps.caches.apps.clear();
-      throw notFound("app", body.app, "app");
+      throw notFound("app", app.id, "app");
     }
     throw err;
   }
   deps.outbox.publishAfterCommit([{ id: outboxId, ...message }]);
   return {
-    status: 201,
-    body: {
-      id,
-      object: "event",
-      app: app.id,
-      type: body.type,
-      data: body.data,
-      created_at: createdAt.toISOString(),
-      deliveries: [],
-    },
+    id,
+    object: "event",
+    app: app.id,
+    type: body.type,
+    data: body.data,
+    created_at: createdAt.toISOString(),
+    deliveries: [],
   };
 }
