@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isId, newId, ulid } from "./ids.ts";
+import { idFloor, isId, newId, ulid } from "./ids.ts";
 
 describe("ids", () => {
   it("are prefixed, 26 Crockford characters after the prefix", () => {
@@ -14,6 +14,13 @@ describe("ids", () => {
     const ids = Array.from({ length: 5000 }, () => newId("event"));
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("bound a time window from below", () => {
+    const before = idFloor("attempt", Date.now() - 1000);
+    const made = newId("attempt");
+    expect(before < made).toBe(true);
+    expect(idFloor("attempt", Date.now() + 1000) > made).toBe(true);
   });
 
   it("encode the time first, so later times sort later", () => {

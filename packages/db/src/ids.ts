@@ -72,6 +72,11 @@ export function newId(kind: IdKind): string {
   return `${idPrefixes[kind]}_${ulid()}`;
 }
 
+/** The smallest id of this kind made at or after `ms`: the lower bound of a time window. */
+export function idFloor(kind: IdKind, ms: number): string {
+  return `${idPrefixes[kind]}_${encodeTime(ms)}${"0".repeat(16)}`;
+}
+
 const ID_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** True when `value` is an id of this kind (`ep_01J…`). */

@@ -8,6 +8,7 @@ import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays.ts";
 import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
+import { statsRoutes, statsSchemas } from "./resources/stats.ts";
 import { testEventRoutes } from "./resources/testEvent.ts";
 
 /** Every route the gateway serves under /v3, /admin and /session: registered on Express and documented from here. */
@@ -17,6 +18,7 @@ export const routes: RouteSpec[] = [
   ...endpointRoutes,
   ...replayRoutes,
   ...testEventRoutes,
+  ...statsRoutes,
   ...eventRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,
@@ -33,5 +35,6 @@ export const componentSchemas: Record<string, Schema> = {
   ...attemptSchemas,
   ...apiKeySchemas,
   ...sessionSchemas,
+  ...statsSchemas,
   ...adminSchemas,
 };

@@ -1,0 +1,215 @@
+import { idFloor } from "@herald/db";
+import type { Account, Ctx, Deps } from "../context.ts";
+import { type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { appRef, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
+import { findEndpoint } from "./endpoints.ts";
+
+/**
+ * Attempt statistics for the portal's endpoint health line and the dashboard's charts:
+ * attempts per bucket by outcome, with duration percentiles. Ids are time-sortable, so a
+ * window is an id range and the (account, id) and (endpoint, id) indexes serve it.
+ */
+const WINDOWS = {
+  "1h": { ms: 3_600_000, bucket: "minute" },
+  "24h": { ms: 86_400_000, bucket: "hour" },
+} as const;
+type Window = keyof typeof WINDOWS;
+
+type Bucket = { start: Date; succeeded: number; failed: number; p50: number | null; p95: number | null };
+
+async function buckets(
+  deps: Deps,
+  window: Window,
+  filter: { accountId: string; appId?: string; endpointId?: string },
+): Promise<Bucket[]> {
+  const { ms, bucket } = WINDOWS[window];
+  const since = new Date(Date.now() - ms);
+  const { rows } = await deps.pool.query<{
+    start: Date;
+    succeeded: number;
+    failed: number;
+    p50: number | null;
+    p95: number | null;
+  }>(
+    `SELECT date_trunc($5, completed_at) AS start,
+            count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+            count(*) FILTER (WHERE status = 'failed')::int AS failed,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95
+     FROM attempts
+     WHERE account_id = $1 AND id >= $2 AND completed_at >= $6
+       AND ($3::text IS NULL OR app_id = $3) AND ($4::text IS NULL OR endpoint_id = $4)
+     GROUP BY 1 ORDER BY 1`,
+    [
+      filter.accountId,
+      idFloor("attempt", since.getTime() - 60_000),
+      filter.appId ?? null,
+      filter.endpointId ?? null,
+      bucket,
+      since,
+    ],
+  );
+  return rows;
+}
+
+const serializeBucket = (b: Bucket) => ({
+  start: iso(b.start),
+  succeeded: b.succeeded,
+  failed: b.failed,
+  p50_ms: b.p50 === null ? null : Math.round(b.p50),
+  p95_ms: b.p95 === null ? null : Math.round(b.p95),
+});
+
+const bucketSchema: Schema = {
+  type: "object",
+  required: ["start", "succeeded", "failed", "p50_ms", "p95_ms"],
+  properties: {
+    start: timestamp,
+    succeeded: { type: "integer" },
+    failed: { type: "integer" },
+    p50_ms: { type: ["integer", "null"], description: "Median attempt duration in the bucket." },
+    p95_ms: { type: ["integer", "null"] },
+  },
+};
+
+export const statsSchemas: Record<string, Schema> = {
+  AttemptStats: {
+    type: "object",
+    required: ["object", "window", "bucket", "data"],
+    properties: {
+      object: { const: "attempt_stats" },
+      window: { enum: Object.keys(WINDOWS) },
+      bucket: { enum: ["minute", "hour"] },
+      data: { type: "array", items: bucketSchema, description: "Buckets with attempts, oldest first." },
+    },
+  },
+  EndpointStats: {
+    type: "object",
+    required: [
+      "object",
+      "endpoint",
+      "window",
+      "succeeded",
+      "failed",
+      "success_rate",
+      "last_attempt_at",
+      "failing_since",
+    ],
+    properties: {
+      object: { const: "endpoint_stats" },
+      endpoint: { type: "string" },
+      window: { const: "24h" },
+      succeeded: { type: "integer" },
+      failed: { type: "integer" },
+      success_rate: {
+        type: ["number", "null"],
+        description: "Succeeded ÷ attempted over the last 24 hours; null without attempts.",
+      },
+      last_attempt_at: nullableTimestamp,
+      failing_since: {
+        ...nullableTimestamp,
+        description: "Since when every attempt has failed; null while it succeeds.",
+      },
+    },
+  },
+};
+
+const windowParam: Schema = {
+  enum: Object.keys(WINDOWS),
+  default: "1h",
+  description: "`1h` in minutes, or `24h` in hours.",
+};
+
+export const statsRoutes: RouteSpec[] = [
+  {
+    method: "get",
+    path: "/v3/stats/attempts",
+    auth: "account",
+    portal: "read",
+    tag: "Attempts",
+    summary: "Attempt statistics",
+    description:
+      "Attempts per minute (or hour) by outcome, with duration percentiles, across the account or one app or endpoint.",
+    query: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        app: appRef,
+        endpoint: { type: "string", description: "Only this endpoint." },
+        window: windowParam,
+      },
+    },
+    response: { status: 200, schema: ref("AttemptStats"), description: "The buckets of the window." },
+    async handler({
+      account,
+      query,
+      deps,
+    }: Ctx<object, { app?: string; endpoint?: string; window: Window }>) {
+      const appId = scopedApp(
+        account,
+        query.app !== undefined
+          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
+          : undefined,
+        query.app,
+      );
+      const endpointId =
+        query.endpoint !== undefined
+          ? (await findEndpoint(deps.prisma, account, query.endpoint, "endpoint")).id
+          : undefined;
+      const data = await buckets(deps, query.window, {
+        accountId: account.id,
+        ...(appId ? { appId } : {}),
+        ...(endpointId ? { endpointId } : {}),
+      });
+      return {
+        body: {
+          object: "attempt_stats",
+          window: query.window,
+          bucket: WINDOWS[query.window].bucket,
+          data: data.map(serializeBucket),
+        },
+      };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints/{id}/stats",
+    auth: "account",
+    portal: "read",
+    tag: "Endpoints",
+    summary: "An endpoint's health",
+    description:
+      "Its attempts over the last 24 hours, success rate, last attempt, and since when it has only failed.",
+    params: { id: "The endpoint's id." },
+    response: { status: 200, schema: ref("EndpointStats"), description: "The endpoint's health." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const endpoint = await findEndpoint(deps.prisma, account, params.id);
+      return { body: await endpointHealth(deps, account, endpoint) };
+    },
+  },
+];
+
+async function endpointHealth(
+  deps: Deps,
+  account: Account,
+  endpoint: { id: string; failingSince: Date | null },
+) {
+  const data = await buckets(deps, "24h", { accountId: account.id, endpointId: endpoint.id });
+  const succeeded = data.reduce((n, b) => n + b.succeeded, 0);
+  const failed = data.reduce((n, b) => n + b.failed, 0);
+  const last = await deps.prisma.attempt.findFirst({
+    where: { endpointId: endpoint.id, completedAt: { not: null } },
+    orderBy: { id: "desc" },
+    select: { completedAt: true },
+  });
+  return {
+    object: "endpoint_stats",
+    endpoint: endpoint.id,
+    window: "24h",
+    succeeded,
+    failed,
+    success_rate: succeeded + failed ? succeeded / (succeeded + failed) : null,
+    last_attempt_at: iso(last?.completedAt),
+    failing_since: iso(endpoint.failingSince),
+  };
+}
