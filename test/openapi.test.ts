@@ -75,5 +75,10 @@ describe("the API reference", () => {
     expect(html).toContain("/v3/endpoints/{id}/replay");
     expect(html).toContain("Idempotency-Key");
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="https?:\/\//);
+    // A strict policy: no script at all, nothing from elsewhere, no framing, no referrer.
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(res.headers.get("content-security-policy")).not.toContain("script-src");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   });
 });

@@ -14,6 +14,7 @@ import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
 import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
 import { notFoundHandler, registerRoutes } from "./http/register.ts";
+import { PAGE_CSP, securityHeaders } from "./http/securityHeaders.ts";
 import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
@@ -80,6 +81,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(observeRequests(registry));
+  app.use(securityHeaders);
   app.get("/metrics", async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
@@ -101,7 +103,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     res.json(openapi);
   });
   app.get("/docs", (_req, res) => {
-    res.type("html").send(docsPage);
+    res.set("Content-Security-Policy", PAGE_CSP).type("html").send(docsPage);
   });
   registerRoutes(app, routes, deps, new RateLimiter(config.rateLimitPerSecond));
   app.use(notFoundHandler);
