@@ -130,6 +130,24 @@ describe("portal sessions", () => {
     expect((await gw.request("DELETE", `/v3/endpoints/${created.body.id}`, as(cookie))).status).toBe(200);
   });
 
+  it("never get a response remembered for an Idempotency-Key the account used", async () => {
+    const key = { "idempotency-key": "shared-key" };
+    const body = { description: "changed by the account" };
+    const first = await gw.request("POST", `/v3/endpoints/${ids.otherEndpoint}`, {
+      json: body,
+      headers: key,
+    });
+    expect(first.status).toBe(200);
+    const cookie = await open((await portal()).token);
+    const replay = await gw.request("POST", `/v3/endpoints/${ids.otherEndpoint}`, {
+      json: body,
+      key: null,
+      headers: { ...key, cookie },
+    });
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get("idempotent-replayed")).toBeNull();
+  });
+
   it("cannot use account-level operations (403)", async () => {
     const cookie = await open((await portal()).token);
     for (const [method, path] of [

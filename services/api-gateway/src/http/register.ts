@@ -80,7 +80,9 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
           ? await withIdempotency(
               deps.prisma,
               deps.secrets,
-              account.id,
+              // A portal session's keys live apart from the account's: a remembered response
+              // is only ever replayed to a caller that may see it.
+              account.appId ? `${account.id}/${account.appId}` : account.id,
               key,
               requestHash(req.method, req.path, body),
               run,
