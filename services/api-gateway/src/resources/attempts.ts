@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, checkScope, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
+import { appRef, checkScope, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
 
 type AttemptRow = {
   id: string;
@@ -114,13 +114,7 @@ export const attemptRoutes: RouteSpec[] = [
     },
     response: { status: 200, schema: listOf("Attempt"), description: "A page of attempts, newest first." },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const appId = scopedApp(
-        account,
-        query.app !== undefined
-          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined,
-        query.app,
-      );
+      const appId = await listAppFilter(deps, account, query.app);
       const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
       const rows = await deps.prisma.attempt.findMany({
         where: {

@@ -77,13 +77,18 @@ export function checkScope(account: Account, appId: string, kind: string, id: st
   if (account.appId && account.appId !== appId) throw notFound(kind, id, param);
 }
 
-/** The app a list is filtered by: the one asked for, and for a portal session always its own. */
-export function scopedApp(
+/**
+ * The app a list is filtered by: the one the `app` query names (id or uid), and for a portal
+ * session always its own; asking for another app is a 404.
+ */
+export async function listAppFilter(
+  deps: Pick<Deps, "prisma">,
   account: Account,
-  requested: string | undefined,
   ref: string | undefined,
-): string | undefined {
+): Promise<string | undefined> {
+  const requested =
+    ref !== undefined ? (await resolveApp(deps.prisma, account.id, ref, "app")).id : undefined;
   if (!account.appId) return requested;
-  if (requested !== undefined && requested !== account.appId) throw notFound("app", ref ?? requested, "app");
+  if (requested !== undefined && requested !== account.appId) throw notFound("app", ref!, "app");
   return account.appId;
 }

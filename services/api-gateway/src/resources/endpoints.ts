@@ -9,9 +9,9 @@ import {
   deleted,
   deletedSchema,
   iso,
+  listAppFilter,
   nullableTimestamp,
   resolveApp,
-  scopedApp,
   timestamp,
 } from "./common.ts";
 import {
@@ -208,13 +208,7 @@ export const endpointRoutes: RouteSpec[] = [
     query: { type: "object", additionalProperties: false, properties: { app: appRef, ...pagingProperties } },
     response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
-      const appId = scopedApp(
-        account,
-        query.app !== undefined
-          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined,
-        query.app,
-      );
+      const appId = await listAppFilter(deps, account, query.app);
       const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
       const rows = await deps.prisma.endpoint.findMany({
         where: {

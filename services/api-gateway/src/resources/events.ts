@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, checkScope, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
+import { appRef, checkScope, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
 import { sendEvent } from "./sendEvent.ts";
 
 type DeliveryRow = {
@@ -128,13 +128,7 @@ export const eventRoutes: RouteSpec[] = [
       description: "A page of events with their deliveries, newest first.",
     },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string; type?: string }>) {
-      const appId = scopedApp(
-        account,
-        query.app !== undefined
-          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined,
-        query.app,
-      );
+      const appId = await listAppFilter(deps, account, query.app);
       const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
       const rows = await deps.prisma.event.findMany({
         where: {

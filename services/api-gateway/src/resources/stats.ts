@@ -1,7 +1,7 @@
 import { idFloor } from "@herald/db";
 import type { Account, Ctx, Deps } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, iso, nullableTimestamp, resolveApp, scopedApp, timestamp } from "./common.ts";
+import { appRef, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
 import { findEndpoint } from "./endpoints.ts";
 
 /**
@@ -145,13 +145,7 @@ export const statsRoutes: RouteSpec[] = [
       query,
       deps,
     }: Ctx<object, { app?: string; endpoint?: string; window: Window }>) {
-      const appId = scopedApp(
-        account,
-        query.app !== undefined
-          ? (await resolveApp(deps.prisma, account.id, query.app, "app")).id
-          : undefined,
-        query.app,
-      );
+      const appId = await listAppFilter(deps, account, query.app);
       const endpointId =
         query.endpoint !== undefined
           ? (await findEndpoint(deps.prisma, account, query.endpoint, "endpoint")).id
