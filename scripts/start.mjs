@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import {
   ensureBackingServices,
   ensureDependencies,
+  ensureWebBuilt,
   readJson,
   root,
   run,
@@ -32,6 +33,7 @@ const senders = count("--senders", 1);
 
 ensureDependencies();
 await ensureBackingServices();
+ensureWebBuilt();
 
 // Local secrets, made once and kept in .herald/ (git-ignored), so restarts keep the same key.
 const stateDir = join(root, ".herald");
@@ -157,6 +159,8 @@ if (!stopping) {
 \x1b[1mHerald is running.\x1b[0m
   API          ${base}/v3
   Reference    ${base}/docs   (OpenAPI: ${base}/v3/openapi.json)
+  Dashboard    ${base}/dashboard   (sign in with the API key below)
+  Portal       POST ${base}/v3/apps/{app}/portal-sessions gives a customer's link
   API key      ${env.BOOTSTRAP_API_KEY}
   Admin token  ${env.ADMIN_TOKEN}
   Services     api-gateway :${env.PORT}, ${health.join(", ")} (GET /healthz, /readyz)

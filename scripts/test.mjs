@@ -5,7 +5,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   ensureBackingServices,
+  ensureChromium,
   ensureDependencies,
+  ensureWebBuilt,
   pnpmCommand,
   readJson,
   root,
@@ -15,6 +17,9 @@ import {
 
 ensureDependencies();
 await ensureBackingServices();
+ensureChromium();
+// Always rebuilt: the browser tests must see the pages of this checkout.
+ensureWebBuilt({ force: true });
 
 const [pnpm, ...pnpmArgs] = pnpmCommand();
 const exec = (...args) => [pnpm, [...pnpmArgs, "exec", ...args]];
@@ -30,6 +35,7 @@ const suites = [
 const steps = [
   ["lint (biome)", ...exec("biome", "check", ".")],
   ["typecheck (tsc)", ...exec("tsc", "-p", "tsconfig.json", "--noEmit")],
+  ["typecheck pages (tsc)", ...exec("tsc", "-p", "packages/web/tsconfig.json", "--noEmit")],
   ...suites.map(([name, config, files], i) => [
     name,
     ...exec(

@@ -1,7 +1,7 @@
 // Shared by `npm start` and `npm test`: make a fresh clone runnable. Node built-ins only,
 // since this runs before any dependency is installed.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 
@@ -131,5 +131,46 @@ export function readJson(path, fallback) {
     return JSON.parse(readFileSync(path, "utf8"));
   } catch {
     return fallback;
+  }
+}
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name === "dist") continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the portal and dashboard (Vite) when the build is missing or older than its sources. */
+export function ensureWebBuilt({ force = false } = {}) {
+  const web = join(root, "packages", "web");
+  const built = join(web, "dist", "dashboard.html");
+  if (!force && existsSync(built) && statSync(built).mtimeMs >= newestMtime(web)) return;
+  say("building the portal and dashboard (vite build)…");
+  const [cmd, ...args] = pnpmCommand();
+  const status = run(cmd, [...args, "--filter", "@herald/web", "build"]);
+  if (status !== 0) {
+    console.error("Building the pages failed: see the output above.");
+    process.exit(status);
+  }
+}
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** The browser tests drive Debian's Chromium; installs it when it is missing. */
+export function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  say("installing Chromium for the browser tests (apt-get install -y chromium)…");
+  const [cmd, ...pre] = process.getuid?.() === 0 ? ["apt-get"] : ["sudo", "apt-get"];
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const apt = (...args) => spawnSync(cmd, [...pre, ...args], { stdio: "inherit", env }).status;
+  // The package lists may be missing or stale on a new machine: refresh them once if needed.
+  if (apt("install", "-y", "chromium") !== 0 && apt("update") === 0) apt("install", "-y", "chromium");
+  if (!existsSync(CHROMIUM)) {
+    console.error(`Chromium is needed at ${CHROMIUM} for the browser tests: apt-get install -y chromium`);
+    process.exit(1);
   }
 }

@@ -18,6 +18,7 @@ import { PAGE_CSP, securityHeaders } from "./http/securityHeaders.ts";
 import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
+import { servePages } from "./pages.ts";
 import { SchemaCache } from "./resources/eventTypeSchemas.ts";
 import { componentSchemas, routes } from "./routes.ts";
 
@@ -105,6 +106,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   app.get("/docs", (_req, res) => {
     res.set("Content-Security-Policy", PAGE_CSP).type("html").send(docsPage);
   });
+  servePages(app, config.webDist);
   registerRoutes(app, routes, deps, new RateLimiter(config.rateLimitPerSecond));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -1,5 +1,6 @@
 import { parseEncryptionKey } from "@herald/db";
 import { ConfigReader, type Env } from "@herald/runtime";
+import { DEFAULT_WEB_DIST } from "./pages.ts";
 
 export type GatewayConfig = {
   port: number;
@@ -14,6 +15,8 @@ export type GatewayConfig = {
   rateLimitPerSecond: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
+  /** The built portal and dashboard (packages/web/dist). */
+  webDist: string;
   outboxRelayIntervalMs: number;
   outboxRelayAfterMs: number;
 };
@@ -43,6 +46,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     publicUrl: r
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),
+    webDist: r.string("WEB_DIST", DEFAULT_WEB_DIST),
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.
     outboxRelayAfterMs: r.duration("OUTBOX_RELAY_AFTER", 5000),

@@ -2,7 +2,14 @@ import { newId } from "@herald/db";
 import type { Ctx } from "../context.ts";
 import { unauthenticated } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { cookieValue, newSecret, SESSION_COOKIE, sessionCookie, sessionHash } from "../http/session.ts";
+import {
+  authenticateSession,
+  cookieValue,
+  newSecret,
+  SESSION_COOKIE,
+  sessionCookie,
+  sessionHash,
+} from "../http/session.ts";
 import { iso, resolveApp, timestamp } from "./common.ts";
 
 /**
@@ -217,6 +224,34 @@ export const sessionRoutes: RouteSpec[] = [
           object: "session",
           kind: session.kind,
           app: session.appId,
+          read_only: session.readOnly,
+          expires_at: iso(session.expiresAt),
+        },
+      };
+    },
+  },
+  {
+    method: "get",
+    path: "/session",
+    auth: "none",
+    tag: "Sessions",
+    summary: "The browser's session",
+    description:
+      "The session of the cookie sent: what the portal or dashboard shows after a reload. `204` with no body when no session cookie was sent; `401` when the session ended or expired.",
+    response: { status: 200, schema: ref("Session"), description: "The session." },
+    async handler({ req, deps }: Ctx) {
+      const cookie = cookieValue(req.headers.cookie);
+      if (!cookie) return { status: 204, headers: { "Cache-Control": "no-store" }, body: undefined };
+      const account = await authenticateSession(deps.prisma, cookie);
+      const session = await deps.prisma.session.findUniqueOrThrow({
+        where: { cookieHash: sessionHash(cookie) },
+      });
+      return {
+        headers: { "Cache-Control": "no-store" },
+        body: {
+          object: "session",
+          kind: session.kind,
+          app: account.via === "portal" ? account.appId : null,
           read_only: session.readOnly,
           expires_at: iso(session.expiresAt),
         },

@@ -1,0 +1,4 @@
+import { mount } from "../mount.tsx";
+import { DashboardPage } from "./DashboardPage.tsx";
+
+mount(<DashboardPage />);

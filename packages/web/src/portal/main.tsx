@@ -1,0 +1,4 @@
+import { mount } from "../mount.tsx";
+import { PortalPage } from "./PortalPage.tsx";
+
+mount(<PortalPage />);

@@ -1,0 +1,130 @@
+/** The API's objects as the pages use them (see /v3/openapi.json for the whole contract). */
+
+export type App = {
+  id: string;
+  object: "app";
+  uid: string | null;
+  name: string;
+  created_at: string;
+  updated_at: string;
+};
+
+export type Endpoint = {
+  id: string;
+  object: "endpoint";
+  app: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  disabled: boolean;
+  disabled_reason: string | null;
+  headers: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+};
+
+export type JsonSchema = { [key: string]: unknown };
+
+export type EventType = {
+  object: "event_type";
+  name: string;
+  description: string;
+  schema: JsonSchema | null;
+  example: unknown;
+  archived: boolean;
+  created_at: string;
+  updated_at: string;
+};
+
+export type DeliveryStatus = "pending" | "succeeded" | "retrying" | "failed" | "dropped";
+export const DELIVERY_STATUSES: DeliveryStatus[] = ["pending", "succeeded", "retrying", "failed", "dropped"];
+
+export type Delivery = {
+  endpoint: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+};
+
+export type HeraldEvent = {
+  id: string;
+  object: "event";
+  app: string;
+  type: string;
+  data: unknown;
+  created_at: string;
+  deliveries: Delivery[];
+};
+
+export type AttemptStatus = "pending" | "succeeded" | "failed";
+
+export type Attempt = {
+  id: string;
+  object: "attempt";
+  event: string;
+  endpoint: string;
+  app: string;
+  status: AttemptStatus;
+  attempt_number: number;
+  url: string;
+  request_headers?: Record<string, string> | null;
+  request_body?: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number | null;
+  trace_id: string | null;
+  scheduled_at: string;
+  created_at: string;
+  completed_at: string | null;
+};
+
+export type Replay = {
+  id: string;
+  object: "replay";
+  endpoint: string;
+  status: "queued" | "running" | "completed";
+  queued: number;
+  attempted: number;
+  succeeded: number;
+  failed: number;
+  since: string | null;
+  event: string | null;
+  created_at: string;
+  completed_at: string | null;
+};
+
+export type EndpointStats = {
+  object: "endpoint_stats";
+  endpoint: string;
+  window: "24h";
+  succeeded: number;
+  failed: number;
+  success_rate: number | null;
+  last_attempt_at: string | null;
+  failing_since: string | null;
+};
+
+export type StatsBucket = {
+  start: string;
+  succeeded: number;
+  failed: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
+};
+
+export type AttemptStats = {
+  object: "attempt_stats";
+  window: "1h" | "24h";
+  bucket: "minute" | "hour";
+  data: StatsBucket[];
+};
+
+export type Session = {
+  object: "session";
+  kind: "portal" | "dashboard";
+  app: string | null;
+  read_only: boolean;
+  expires_at: string;
+};

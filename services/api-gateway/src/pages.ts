@@ -1,0 +1,58 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import express, { type Express, type Request, type Response } from "express";
+
+/**
+ * The portal and the dashboard: pages built by packages/web (Vite) and served from here, the
+ * one public HTTP surface. Each page is one HTML file for every path under it (the pages route
+ * in the browser); assets have hashed names and are cached for good. Nothing comes from
+ * another origin, and the policy below lets nothing else run.
+ */
+export const APP_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+export const DEFAULT_WEB_DIST = new URL("../../../packages/web/dist", import.meta.url).pathname;
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald</title></head><body>
+<h1>The pages are not built</h1><p>Build them with <code>pnpm --filter @herald/web build</code>
+(<code>npm start</code> and <code>npm test</code> do this for you), then reload.</p></body></html>`;
+
+export function servePages(app: Express, dist: string): void {
+  const page = (name: string) => {
+    const file = join(dist, `${name}.html`);
+    return existsSync(file) ? readFileSync(file, "utf8") : null;
+  };
+  const pages = { portal: page("portal"), dashboard: page("dashboard") };
+  app.use(
+    "/ui/assets",
+    express.static(join(dist, "assets"), {
+      immutable: true,
+      maxAge: "365d",
+      index: false,
+      fallthrough: true,
+    }),
+  );
+  for (const name of ["portal", "dashboard"] as const) {
+    const send = (_req: Request, res: Response) => {
+      const html = pages[name];
+      res.set({ "Content-Security-Policy": APP_CSP, "Cache-Control": "no-store" });
+      res
+        .status(html ? 200 : 503)
+        .type("html")
+        .send(html ?? NOT_BUILT);
+    };
+    app.get(`/${name}`, send);
+    app.get(`/${name}/*rest`, send);
+  }
+  app.get("/", (_req, res) => {
+    res.redirect(302, "/dashboard");
+  });
+}
