@@ -14,6 +14,7 @@ COPY packages/db/prisma packages/db/prisma
 COPY packages/broker/package.json packages/broker/
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/runtime/package.json packages/runtime/
+COPY packages/web/package.json packages/web/
 COPY services/api-gateway/package.json services/api-gateway/
 COPY services/dispatcher/package.json services/dispatcher/
 COPY services/sender/package.json services/sender/
@@ -21,6 +22,8 @@ RUN pnpm install --frozen-lockfile
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages packages
 COPY services services
+# The portal and dashboard pages the gateway serves (packages/web/dist).
+RUN pnpm --filter @herald/web build
 
 # Applies pending migrations, then exits: run it before the services start.
 FROM build AS migrate

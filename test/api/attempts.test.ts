@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { expectList } from "../support/openapi.ts";
+import { expectList, expectMatches } from "../support/openapi.ts";
 import { type Seeder, seeder } from "../support/seed.ts";
 
 let gw: TestGateway;
@@ -146,8 +146,26 @@ describe("listing attempts", () => {
     expect(badCursor.body.error.param).toBe("starting_after");
   });
 
-  it("retrieves one attempt", async () => {
+  it("retrieves one attempt with its request; the list leaves the request out", async () => {
     const one = (await gw.request("GET", "/v3/attempts?limit=1")).body.data[0];
-    expect((await gw.request("GET", `/v3/attempts/${one.id}`)).body).toEqual(one);
+    expect(one).not.toHaveProperty("request");
+    const res = await gw.request("GET", `/v3/attempts/${one.id}`);
+    expectMatches(res.body, "AttemptWithRequest");
+    const event = await seed.prisma.event.findUniqueOrThrow({ where: { id: one.event } });
+    // Headers are what a sender reported; these attempts were seeded without a sender.
+    expect(res.body).toEqual({
+      ...one,
+      request: {
+        headers: null,
+        body: `{"type":"order.placed","timestamp":"${event.createdAt.toISOString()}","data":{"i": ${(event.data as { i: number }).i}}}`,
+      },
+    });
+  });
+
+  it("shows the request headers a sender reported", async () => {
+    const one = (await gw.request("GET", "/v3/attempts?status=succeeded&limit=1")).body.data[0];
+    const headers = { "content-type": "application/json", "webhook-id": one.event, "X-Tenant": "acme" };
+    await seed.prisma.attempt.update({ where: { id: one.id }, data: { requestHeaders: headers } });
+    expect((await gw.request("GET", `/v3/attempts/${one.id}`)).body.request.headers).toEqual(headers);
   });
 });

@@ -1,4 +1,5 @@
 import { topologyNames } from "@herald/broker";
+import { newId } from "@herald/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { drainQueue } from "../support/isolation.ts";
@@ -178,5 +179,97 @@ describe("accepting events together", () => {
     for (const r of results.filter((x) => x.status === 201)) {
       expect((await gw.request("GET", `/v3/events/${r.body.id}`)).body.data).toEqual({ app: kept });
     }
+  });
+});
+
+describe("filtering events by their deliveries", () => {
+  type Listed = { data: { id: string }[]; has_more: boolean };
+  const ids = (body: Listed) => body.data.map((e) => e.id);
+  let one: string;
+  let two: string;
+  /** Event i's deliveries: to `one` always, to `two` for even i. */
+  const events: string[] = [];
+  const statuses = ["failed", "succeeded", "retrying", "failed", "pending", "dropped"];
+
+  beforeAll(async () => {
+    await gw.request("POST", "/v3/apps", { json: { uid: "filters", name: "Filters" } });
+    const endpoint = async (host: string) =>
+      (
+        await gw.request("POST", "/v3/endpoints", {
+          json: { app: "filters", url: `https://${host}.example.com` },
+        })
+      ).body.id as string;
+    one = await endpoint("one");
+    two = await endpoint("two");
+    for (const [i, status] of statuses.entries()) {
+      const event = (
+        await gw.request("POST", "/v3/events", {
+          json: { app: "filters", type: "user.signed_up", data: { i } },
+        })
+      ).body.id as string;
+      events.push(event);
+      await seed.delivery({ eventId: event, endpointId: one, status });
+      if (i % 2 === 0) await seed.delivery({ eventId: event, endpointId: two, status: "succeeded" });
+    }
+  });
+
+  const list = async (query: string): Promise<Listed> => {
+    const limit = query.includes("limit=") ? "" : "limit=100&";
+    const res = await gw.request("GET", `/v3/events?app=filters&${limit}${query}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expectList(res.body, "Event");
+    return res.body;
+  };
+  const newestFirst = (indexes: number[]) => indexes.map((i) => events[i]!).reverse();
+
+  it("keeps events with a delivery in the status asked, to the endpoint asked, or both at once", async () => {
+    expect(ids(await list("status=failed"))).toEqual(newestFirst([0, 3]));
+    expect(ids(await list("status=succeeded"))).toEqual(newestFirst([0, 1, 2, 4]));
+    expect(ids(await list("status=dropped"))).toEqual(newestFirst([5]));
+    expect(ids(await list(`endpoint=${two}`))).toEqual(newestFirst([0, 2, 4]));
+    expect(ids(await list(`endpoint=${one}`))).toEqual(newestFirst([0, 1, 2, 3, 4, 5]));
+    // Both: the delivery to that endpoint is in that status, not just any delivery.
+    expect(ids(await list(`endpoint=${one}&status=succeeded`))).toEqual(newestFirst([1]));
+    expect(ids(await list(`endpoint=${two}&status=failed`))).toEqual([]);
+    expect(ids(await list(`endpoint=${two}&status=succeeded&type=user.signed_up`))).toEqual(
+      newestFirst([0, 2, 4]),
+    );
+    // Every delivery of a listed event is shown, not only the matching one (event 0 has two).
+    const failed = (await list(`endpoint=${one}&status=failed`)).data as unknown as {
+      id: string;
+      deliveries: unknown[];
+    }[];
+    expect(failed.find((e) => e.id === events[0])!.deliveries).toHaveLength(2);
+  });
+
+  it("pages through a filtered list both ways", async () => {
+    const expected = newestFirst([0, 1, 2, 4]);
+    const seen: string[] = [];
+    let page = await list("status=succeeded&limit=1");
+    seen.push(...ids(page));
+    while (page.has_more) {
+      page = await list(`status=succeeded&limit=1&starting_after=${seen.at(-1)}`);
+      seen.push(...ids(page));
+    }
+    expect(seen).toEqual(expected);
+    const back = await list(`status=succeeded&limit=2&ending_before=${expected[3]}`);
+    expect(ids(back)).toEqual(expected.slice(1, 3));
+    expect(back.has_more).toBe(true);
+  });
+
+  it("refuses an unknown status or a malformed endpoint with a 400, another's endpoint with a 404", async () => {
+    for (const [query, param, status] of [
+      ["status=lost", "status", 400],
+      ["endpoint=nope", "endpoint", 400],
+      [`endpoint=${newId("endpoint")}`, "endpoint", 404],
+    ] as const) {
+      const res = await gw.request("GET", `/v3/events?${query}`);
+      expect(res.status, query).toBe(status);
+      expect(res.body.error.param, query).toBe(param);
+    }
+    const otherKey = await gw.newAccount("Other");
+    const res = await gw.request("GET", `/v3/events?endpoint=${one}`, { key: otherKey });
+    expect(res.status).toBe(404);
+    expect(res.body.error.param).toBe("endpoint");
   });
 });

@@ -88,6 +88,10 @@ describe("portal sessions", () => {
     const events = await gw.request("GET", "/v3/events", as(cookie));
     expect(events.body.data.map((e: { id: string }) => e.id)).toEqual([ids.acmeEvent]);
     expect((await gw.request("GET", "/v3/event-types", as(cookie))).body.data.length).toBeGreaterThan(0);
+    const byEndpoint = await gw.request("GET", `/v3/events?endpoint=${ids.acmeEndpoint}`, as(cookie));
+    expect(byEndpoint.status).toBe(200);
+    const health = await gw.request("GET", "/v3/stats/endpoints", as(cookie));
+    expect(health.body.data.map((e: { endpoint: string }) => e.endpoint)).toEqual([ids.acmeEndpoint]);
 
     for (const [method, path, json] of [
       ["GET", "/v3/apps/other", undefined],
@@ -102,6 +106,9 @@ describe("portal sessions", () => {
       ["GET", "/v3/events?app=other", undefined],
       ["GET", "/v3/endpoints?app=other", undefined],
       ["GET", "/v3/attempts?app=other", undefined],
+      ["GET", `/v3/events?endpoint=${ids.otherEndpoint}`, undefined],
+      ["GET", `/v3/events?endpoint=${ids.otherEndpoint}&status=pending`, undefined],
+      ["GET", "/v3/stats/endpoints?app=other", undefined],
       ["POST", "/v3/endpoints", { app: "other", url: "https://x.example.com" }],
       ["POST", "/v3/events", { app: "other", type: "invoice.paid", data: {} }],
     ] as const) {
@@ -154,6 +161,7 @@ describe("portal sessions", () => {
       ["GET", "/v3/apps"],
       ["POST", "/v3/apps"],
       ["POST", "/v3/event-types"],
+      ["POST", "/v3/json-schema/validate"],
       ["GET", "/v3/api-keys"],
       ["POST", "/v3/apps/acme/portal-sessions"],
       ["DELETE", "/v3/apps/acme/portal-sessions"],

@@ -79,3 +79,64 @@ describe("delivery", () => {
     expect(attempts[0].duration_ms).toBeGreaterThanOrEqual(0);
   });
 });
+
+type SentRequest = { headers: Record<string, string> | null; body: string };
+
+/** Each header recorded for the attempt, checked against what the receiver got. */
+function expectSameRequest(
+  recorded: SentRequest,
+  received: { headers: Record<string, unknown>; body: string },
+) {
+  expect(recorded.body).toBe(received.body);
+  expect(recorded.headers).not.toBeNull();
+  const names = Object.keys(recorded.headers!).map((n) => n.toLowerCase());
+  for (const name of ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"])
+    expect(names).toContain(name);
+  for (const [name, value] of Object.entries(recorded.headers!))
+    expect(received.headers[name.toLowerCase()], name).toBe(value);
+}
+
+describe("an attempt's request", () => {
+  it("is recorded as sent: the headers the receiver got, and the body byte for byte", async () => {
+    const ok = await endpoint("/recorded-ok", { headers: { "X-Tenant": "acme", "X-Trace-Me": "1" } });
+    receiver.on("/recorded-bad", { status: 500 });
+    const bad = await endpoint("/recorded-bad", { headers: { "X-Tenant": "bad" } });
+    const secret = (await sys.request("GET", `/v3/endpoints/${ok}/secret`)).body.secret as string;
+    // jsonb's own text form (spaces after ':' and ','), unicode and markup: sent as stored.
+    const data = { note: "café ☕ <b>bold</b>", amount: 1200.5, nested: { list: [1, null, "two"] } };
+    const eventId = await send("invoice.paid", data);
+
+    const firstAttempt = async (ep: string) =>
+      (await sys.request("GET", `/v3/attempts?endpoint=${ep}&limit=100`)).body.data.find(
+        (a: { attempt_number: number }) => a.attempt_number === 1,
+      );
+    // A success is recorded in the dispatcher's batches, a failure one at a time: both keep it.
+    await expect.poll(async () => (await firstAttempt(ok))?.status, { timeout: 10_000 }).toBe("succeeded");
+    await expect.poll(async () => (await firstAttempt(bad))?.status, { timeout: 10_000 }).toBe("failed");
+    for (const [ep, path] of [
+      [ok, "/recorded-ok"],
+      [bad, "/recorded-bad"],
+    ] as const) {
+      const first = await firstAttempt(ep);
+      expect(first).not.toHaveProperty("request");
+      const res = await sys.request("GET", `/v3/attempts/${first.id}`);
+      expect(res.status).toBe(200);
+      expectMatches(res.body, "AttemptWithRequest");
+      const got = receiver.received(path)[0]!;
+      expectSameRequest(res.body.request, got);
+    }
+
+    const attempt = (await sys.request("GET", `/v3/attempts?endpoint=${ok}`)).body.data[0];
+    const { request } = (await sys.request("GET", `/v3/attempts/${attempt.id}`)).body as {
+      request: SentRequest;
+    };
+    expect(request.headers!["X-Tenant"]).toBe("acme");
+    expect(request.headers!["webhook-id"]).toBe(eventId);
+    // What is shown verifies as the receiver's copy did: the signature covers this exact body.
+    expect(new Webhook(secret).verify(request.body, request.headers!)).toEqual({
+      type: "invoice.paid",
+      timestamp: expect.any(String),
+      data,
+    });
+  });
+});

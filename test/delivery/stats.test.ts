@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
-import { expectMatches } from "../support/openapi.ts";
+import { expectList, expectMatches } from "../support/openapi.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
@@ -68,5 +68,91 @@ describe("attempt statistics", () => {
     expect(bad.body.failing_since).not.toBeNull();
 
     expect((await sys.request("GET", "/v3/stats/attempts?window=7d")).body.error.param).toBe("window");
+  });
+});
+
+type Health = {
+  endpoint: string;
+  app: string;
+  url: string;
+  disabled: boolean;
+  succeeded: number;
+  failed: number;
+  success_rate: number | null;
+  last_attempt_at: string | null;
+  failing_since: string | null;
+};
+
+describe("endpoints' health", () => {
+  it("lists every endpoint with its health, the ones failing now first", async () => {
+    await setupApp(sys, ["rank.a", "rank.b", "rank.c", "rank.d", "rank.none"], "ranked");
+    const r = fixtures(sys, receiver, "ranked");
+    const at = (path: string, type: string, extra: Record<string, unknown> = {}) =>
+      r.endpoint(path, { event_types: [type], ...extra });
+    receiver.on("/rank-down-early", { status: 500 });
+    receiver.on("/rank-down-late", { status: 500 });
+    receiver.on("/rank-flaky", (_req, n) => ({ status: n === 1 ? 500 : 200 }));
+    const downEarly = await at("/rank-down-early", "rank.a");
+    const downLate = await at("/rank-down-late", "rank.b");
+    const flaky = await at("/rank-flaky", "rank.c");
+    const healthy = await at("/rank-healthy", "rank.d");
+    const disabled = await at("/rank-disabled", "rank.d", { disabled: true });
+    const idle = await at("/rank-idle", "rank.none");
+
+    // The early one starts failing before the late one does.
+    const a = await r.send("rank.a");
+    await expect.poll(() => r.status(a, downEarly), { timeout: 10_000 }).toBe("retrying");
+    const b = await r.send("rank.b");
+    const c = await r.send("rank.c");
+    const d = await r.send("rank.d");
+    await expect.poll(() => r.status(a, downEarly), { timeout: 15_000 }).toBe("failed");
+    await expect.poll(() => r.status(b, downLate), { timeout: 15_000 }).toBe("failed");
+    await expect.poll(() => r.status(c, flaky), { timeout: 15_000 }).toBe("succeeded");
+    await expect.poll(() => r.status(d, healthy), { timeout: 10_000 }).toBe("succeeded");
+
+    const res = await sys.request("GET", "/v3/stats/endpoints?app=ranked");
+    expect(res.status).toBe(200);
+    expectList(res.body, "EndpointHealth");
+    const data = res.body.data as Health[];
+    // Failing now (the longest first), disabled, then by success rate, none last.
+    expect(data.map((h) => h.endpoint)).toEqual([downEarly, downLate, disabled, flaky, healthy, idle]);
+    expect(res.body.has_more).toBe(false);
+    const of = (id: string) => data.find((h) => h.endpoint === id)!;
+    expect(of(downEarly)).toMatchObject({ succeeded: 0, failed: 2, success_rate: 0, disabled: false });
+    expect(Date.parse(of(downEarly).failing_since!)).toBeLessThan(Date.parse(of(downLate).failing_since!));
+    expect(of(flaky)).toMatchObject({ succeeded: 1, failed: 1, success_rate: 0.5, failing_since: null });
+    expect(of(healthy)).toMatchObject({
+      object: "endpoint_health",
+      app: expect.stringMatching(/^app_/),
+      url: `${receiver.url}/rank-healthy`,
+      description: "",
+      succeeded: 1,
+      failed: 0,
+      success_rate: 1,
+    });
+    expect(of(disabled)).toMatchObject({
+      disabled: true,
+      succeeded: 0,
+      success_rate: null,
+      last_attempt_at: null,
+    });
+    expect(of(idle)).toMatchObject({ success_rate: null, last_attempt_at: null, failing_since: null });
+    // The same figures as the endpoint's own health.
+    const own = (await sys.request("GET", `/v3/endpoints/${flaky}/stats`)).body;
+    const { object: _, endpoint: __, window: ___, ...figures } = own;
+    expect(of(flaky)).toMatchObject(figures);
+
+    const first = await sys.request("GET", "/v3/stats/endpoints?app=ranked&limit=2");
+    expect(first.body.data.map((h: Health) => h.endpoint)).toEqual([downEarly, downLate]);
+    expect(first.body.has_more).toBe(true);
+    const all = (await sys.request("GET", "/v3/stats/endpoints?limit=100")).body.data as Health[];
+    expect(all.map((h) => h.endpoint)).toEqual(expect.arrayContaining([downEarly, idle]));
+    expect(all.length).toBeGreaterThan(data.length);
+    expect((await sys.request("GET", "/v3/stats/endpoints?app=elsewhere")).body.data).toEqual([]);
+    for (const query of ["limit=0", "limit=101", "app=nowhere"]) {
+      const bad = await sys.request("GET", `/v3/stats/endpoints?${query}`);
+      expect(bad.status, query).toBe(query.startsWith("app") ? 404 : 400);
+      expect(bad.body.error.param, query).toBe(query.split("=")[0]);
+    }
   });
 });

@@ -61,9 +61,18 @@ export type AttemptRequestedV1 = {
   url: string;
   headers: Record<string, string>;
   secrets: string[];
-  /** The exact request body: `{"type":…,"timestamp":…,"data":…}`. */
+  /** The exact request body: `{"type":…,"timestamp":…,"data":…}`, made by `webhookPayload`. */
   payload: string;
 };
+
+/**
+ * The body of every attempt of an event, byte for byte: the dispatcher builds it to send, the
+ * gateway to show an attempt's request. `data` is the event's stored JSON text as it is (no
+ * parse and re-serialize), `timestamp` the event's acceptance time.
+ */
+export function webhookPayload(type: string, createdAt: Date, data: string): string {
+  return `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(createdAt.toISOString())},"data":${data}}`;
+}
 
 /** A sender reports an attempt's outcome; the dispatcher records it and decides what follows. */
 export type AttemptCompletedV1 = {
@@ -81,6 +90,11 @@ export type AttemptCompletedV1 = {
   retry_after_ms: number | null;
   trace_id: string | null;
   completed_at: string;
+  /**
+   * The request headers sent (Herald's and the endpoint's custom ones), as sent. Absent when
+   * no request was made (an invalid or blocked URL), and from senders older than this field.
+   */
+  request_headers?: Record<string, string> | null;
 };
 
 /** A scheduled attempt came due: dead-lettered out of a delay queue when its TTL ran out. */
@@ -188,6 +202,12 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       retry_after_ms: nullableInt,
       trace_id: nullableString,
       completed_at: isoTime,
+      request_headers: {
+        type: "object",
+        nullable: true,
+        required: [],
+        additionalProperties: { type: "string" },
+      } as never,
     },
   },
   "retry.due.v1": {

@@ -1,6 +1,7 @@
 import { type ReactNode, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import "./styles.css";
+import "./styles/base.css";
+import "./styles/portal.css";
 
 export function mount(node: ReactNode): void {
   const root = document.getElementById("root");

@@ -57,6 +57,8 @@ export type HeraldEvent = {
   deliveries: Delivery[];
 };
 
+export type AttemptRequest = { headers: Record<string, string> | null; body: string };
+
 export type AttemptStatus = "pending" | "succeeded" | "failed";
 
 export type Attempt = {
@@ -68,8 +70,8 @@ export type Attempt = {
   status: AttemptStatus;
   attempt_number: number;
   url: string;
-  request_headers?: Record<string, string> | null;
-  request_body?: string | null;
+  /** As sent; only when one attempt is retrieved. `headers` null if not recorded; null if its event is gone. */
+  request?: AttemptRequest | null;
   response_status: number | null;
   response_body: string | null;
   error: string | null;
@@ -78,6 +80,13 @@ export type Attempt = {
   scheduled_at: string;
   created_at: string;
   completed_at: string | null;
+};
+
+export type EndpointSecret = {
+  object: "endpoint_secret";
+  secret: string;
+  /** While the previous secret still signs beside the new one (24 h after a rotation). */
+  previous_secret_expires_at: string | null;
 };
 
 export type Replay = {

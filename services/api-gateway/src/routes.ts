@@ -3,9 +3,11 @@ import { adminRoutes, adminSchemas } from "./resources/admin.ts";
 import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys.ts";
 import { appRoutes, appSchemas } from "./resources/apps.ts";
 import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
+import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
+import { jsonSchemaRoutes, jsonSchemaSchemas } from "./resources/jsonSchema.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays.ts";
 import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
 import { statsRoutes, statsSchemas } from "./resources/stats.ts";
@@ -15,10 +17,12 @@ import { testEventRoutes } from "./resources/testEvent.ts";
 export const routes: RouteSpec[] = [
   ...appRoutes,
   ...eventTypeRoutes,
+  ...jsonSchemaRoutes,
   ...endpointRoutes,
   ...replayRoutes,
   ...testEventRoutes,
   ...statsRoutes,
+  ...endpointHealthRoutes,
   ...eventRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,
@@ -29,6 +33,7 @@ export const routes: RouteSpec[] = [
 export const componentSchemas: Record<string, Schema> = {
   ...appSchemas,
   ...eventTypeSchemas,
+  ...jsonSchemaSchemas,
   ...endpointSchemas,
   ...replaySchemas,
   ...eventSchemas,
@@ -36,5 +41,6 @@ export const componentSchemas: Record<string, Schema> = {
   ...apiKeySchemas,
   ...sessionSchemas,
   ...statsSchemas,
+  ...endpointHealthSchemas,
   ...adminSchemas,
 };

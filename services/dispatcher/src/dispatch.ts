@@ -1,4 +1,4 @@
-import type { AttemptRequestedV1 } from "@herald/contracts";
+import { type AttemptRequestedV1, webhookPayload } from "@herald/contracts";
 import { type Context, context, contextFrom, trace, traceIdOf } from "@herald/runtime";
 import type { Link } from "@opentelemetry/api";
 import type { DispatcherDeps } from "./deps.ts";
@@ -80,7 +80,7 @@ export async function sendAttempts(
         headers: r.headers,
         secrets: [r.secret, ...previous],
         // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
-        payload: `{"type":${JSON.stringify(r.type)},"timestamp":${JSON.stringify(r.created_at.toISOString())},"data":${r.data}}`,
+        payload: webhookPayload(r.type, r.created_at, r.data),
       };
       return broker.publish("attempt.requested.v1", message, {
         messageId: r.id,

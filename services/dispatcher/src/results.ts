@@ -81,6 +81,7 @@ async function apply(
       durationMs: result.duration_ms,
       traceId: result.trace_id,
       completedAt,
+      ...(result.request_headers ? { requestHeaders: result.request_headers } : {}),
     },
   });
   if (!updated.count) return null;

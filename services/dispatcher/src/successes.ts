@@ -43,11 +43,12 @@ async function recordSuccesses(
   // (a success resets it).
   const { rows: recorded } = await deps.pool.query<Recorded>(
     `WITH r AS (
-       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[])
-         AS r(id, response_status, response_body, duration_ms, trace_id, completed_at)),
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::text[])
+         AS r(id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
      a AS (
        UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
-              error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at
+              error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
+              request_headers = r.request_headers::jsonb
        FROM r WHERE a.id = r.id AND a.status = 'pending'
        RETURNING a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at),
      e AS (
@@ -65,6 +66,7 @@ async function recordSuccesses(
       bodies.map((b) => b.duration_ms),
       bodies.map((b) => b.trace_id),
       bodies.map((b) => b.completed_at),
+      bodies.map((b) => (b.request_headers ? JSON.stringify(b.request_headers) : null)),
     ],
   );
   const byDelivery = new Map(recorded.map((r) => [r.delivery_id, r]));

@@ -134,7 +134,8 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   if (!options.allowPrivate && blockedLiteral(url)) return failed("blocked_destination");
   const timestamp = Math.floor(Date.now() / 1000);
   const secrets = request.secrets.map((s) => options.secrets.open(s));
-  const headers = {
+  // Recorded with the outcome as sent: the portal shows an attempt's request.
+  const headers: Record<string, string> = {
     ...request.headers,
     "content-type": "application/json",
     "user-agent": options.userAgent,
@@ -157,7 +158,10 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     "herald.attempt_number": request.attempt_number,
   };
   return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    const outcome = await call(url, headers, request, options, started);
+    const outcome: Outcome = {
+      ...(await call(url, headers, request, options, started)),
+      request_headers: headers,
+    };
     if (outcome.response_status !== null)
       span.setAttribute("http.response.status_code", outcome.response_status);
     if (outcome.error) {

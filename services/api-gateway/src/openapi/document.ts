@@ -47,7 +47,8 @@ const errorSchema: Schema = {
         param: { type: "string", description: "The parameter at fault, when there is one." },
         details: {
           type: "array",
-          description: "With `schema_validation_failed`: each violation of the event type's schema.",
+          description:
+            "With `schema_validation_failed`: each violation of the event type's schema. With `invalid_schema`: each problem of the schema, where it is in it.",
           items: { type: "object", properties: { path: { type: "string" }, message: { type: "string" } } },
         },
       },

@@ -1,5 +1,6 @@
+import { webhookPayload } from "@herald/contracts";
 import { isId } from "@herald/db";
-import type { Ctx } from "../context.ts";
+import type { Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
@@ -44,51 +45,101 @@ export const serializeAttempt = (a: AttemptRow) => ({
 
 export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
 
-export const attemptSchemas: Record<string, Schema> = {
-  Attempt: {
-    type: "object",
-    required: [
-      "id",
-      "object",
-      "event",
-      "endpoint",
-      "app",
-      "status",
-      "attempt_number",
-      "url",
-      "response_status",
-      "response_body",
-      "error",
-      "duration_ms",
-      "trace_id",
-      "scheduled_at",
-      "created_at",
-      "completed_at",
-    ],
-    properties: {
-      id: { type: "string", examples: ["atmpt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
-      object: { const: "attempt" },
-      event: { type: "string" },
-      endpoint: { type: "string" },
-      app: { type: "string" },
-      status: { enum: [...ATTEMPT_STATUSES] },
-      attempt_number: { type: "integer", minimum: 1 },
-      url: { type: "string" },
-      response_status: { type: ["integer", "null"] },
-      response_body: { type: ["string", "null"], description: "The first 4 KiB of the response body." },
-      error: {
-        type: ["string", "null"],
-        description:
-          "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, …",
-      },
-      duration_ms: { type: ["integer", "null"] },
-      trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },
-      scheduled_at: timestamp,
-      created_at: timestamp,
-      completed_at: nullableTimestamp,
+const attemptSchema: Schema = {
+  type: "object",
+  required: [
+    "id",
+    "object",
+    "event",
+    "endpoint",
+    "app",
+    "status",
+    "attempt_number",
+    "url",
+    "response_status",
+    "response_body",
+    "error",
+    "duration_ms",
+    "trace_id",
+    "scheduled_at",
+    "created_at",
+    "completed_at",
+  ],
+  properties: {
+    id: { type: "string", examples: ["atmpt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+    object: { const: "attempt" },
+    event: { type: "string" },
+    endpoint: { type: "string" },
+    app: { type: "string" },
+    status: { enum: [...ATTEMPT_STATUSES] },
+    attempt_number: { type: "integer", minimum: 1 },
+    url: { type: "string" },
+    response_status: { type: ["integer", "null"] },
+    response_body: { type: ["string", "null"], description: "The first 4 KiB of the response body." },
+    error: {
+      type: ["string", "null"],
+      description:
+        "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, …",
     },
+    duration_ms: { type: ["integer", "null"] },
+    trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },
+    scheduled_at: timestamp,
+    created_at: timestamp,
+    completed_at: nullableTimestamp,
   },
 };
+
+const requestSchema: Schema = {
+  type: ["object", "null"],
+  required: ["headers", "body"],
+  properties: {
+    headers: {
+      type: ["object", "null"],
+      additionalProperties: { type: "string" },
+      description:
+        "Every header Herald set (`content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature`) and the endpoint's custom headers, as sent. Null while the attempt is pending, and for attempts made before Herald recorded them.",
+      examples: [
+        {
+          "content-type": "application/json",
+          "user-agent": "Herald-Webhooks/1.0",
+          "webhook-id": "evt_01JD3Z6Q4X6N3V8H2K9T5R7M1B",
+          "webhook-timestamp": "1795255200",
+          "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+          "X-Tenant": "acme",
+        },
+      ],
+    },
+    body: {
+      type: "string",
+      description:
+        'The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event.',
+    },
+  },
+  description: "The HTTP request of the attempt. Null only when its event no longer exists.",
+};
+
+export const attemptSchemas: Record<string, Schema> = {
+  Attempt: attemptSchema,
+  AttemptWithRequest: {
+    ...attemptSchema,
+    required: [...(attemptSchema.required as string[]), "request"],
+    properties: { ...(attemptSchema.properties as Record<string, Schema>), request: requestSchema },
+  },
+};
+
+/** The request an attempt sent: its recorded headers, and the body rebuilt as the dispatcher built it. */
+async function requestOf(deps: Pick<Deps, "pool">, attempt: { eventId: string; requestHeaders: unknown }) {
+  const { rows } = await deps.pool.query<{ type: string; data: string; created_at: Date }>(
+    "SELECT type, data::text AS data, created_at FROM events WHERE id = $1",
+    [attempt.eventId],
+  );
+  const event = rows[0];
+  if (!event) return null;
+  return {
+    headers: (attempt.requestHeaders ?? null) as Record<string, string> | null,
+    body: webhookPayload(event.type, event.created_at, event.data),
+  };
+}
 
 type ListQuery = PageQuery & { endpoint?: string; event?: string; status?: string; app?: string };
 
@@ -100,7 +151,8 @@ export const attemptRoutes: RouteSpec[] = [
     portal: "read",
     tag: "Attempts",
     summary: "List attempts",
-    description: "Newest first. Filters combine.",
+    description:
+      "Newest first. Filters combine. Attempts here leave out `request`: retrieve one attempt for its request headers and body.",
     query: {
       type: "object",
       additionalProperties: false,
@@ -139,15 +191,21 @@ export const attemptRoutes: RouteSpec[] = [
     portal: "read",
     tag: "Attempts",
     summary: "Retrieve an attempt",
+    description:
+      "The attempt with its `request` as sent: the headers the sender reported and the exact body. Only this route includes `request`; the list leaves it out.",
     params: { id: "The attempt's id." },
-    response: { status: 200, schema: ref("Attempt"), description: "The attempt." },
+    response: {
+      status: 200,
+      schema: ref("AttemptWithRequest"),
+      description: "The attempt, with its request.",
+    },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const found = isId("attempt", params.id)
         ? await deps.prisma.attempt.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!found) throw notFound("attempt", params.id);
       checkScope(account, found.appId, "attempt", params.id);
-      return { body: serializeAttempt(found) };
+      return { body: { ...serializeAttempt(found), request: await requestOf(deps, found) } };
     },
   },
 ];

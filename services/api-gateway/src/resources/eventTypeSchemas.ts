@@ -6,34 +6,72 @@ import { ApiError } from "../http/errors.ts";
  * JSON Schemas that accounts attach to event types. Each is checked against the meta-schema
  * and compiled at creation, so a bad schema is a 400 then, never a surprise at send time.
  * Compiled validators are cached by event type and version (`updated_at`).
+ *
+ * `addUsedSchema: false`: a schema's `$id` is not registered on the shared instance, so two
+ * schemas (or two versions of one) with the same `$id` never collide.
  */
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, addUsedSchema: false });
 addFormats.default(ajv);
 
 export type Violation = { path: string; message: string };
 
-export function compileSchema(schema: unknown, param = "schema"): ValidateFunction {
+/**
+ * The meta-schema's complaints, one per place in the schema: `/properties/amount/type` and
+ * what is wrong there. An `anyOf` that failed adds nothing to the failures of its branches.
+ */
+function metaViolations(errors: ErrorObject[]): Violation[] {
+  const byPath = new Map<string, string[]>();
+  for (const e of errors) {
+    const summary = e.keyword === "anyOf" || e.keyword === "oneOf";
+    if (summary && errors.some((o) => o !== e && o.instancePath === e.instancePath)) continue;
+    const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues;
+    const message = allowed ? `must be one of ${JSON.stringify(allowed)}` : (e.message ?? "is invalid");
+    const path = e.instancePath || "/";
+    const messages = byPath.get(path) ?? [];
+    if (!messages.includes(message)) messages.push(message);
+    byPath.set(path, messages);
+  }
+  return [...byPath].map(([path, messages]) => ({ path, message: messages.join(", or ") }));
+}
+
+const NOT_OBJECT = "must be a JSON Schema object";
+
+type Checked = { ok: true; validate: ValidateFunction } | { ok: false; problems: Violation[] };
+
+/** Checks `schema` as event types do: a JSON Schema object that the meta-schema accepts and that compiles. */
+function check(schema: unknown): Checked {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
-    throw new ApiError(
-      400,
-      "invalid_request_error",
-      "invalid_schema",
-      "schema must be a JSON Schema object.",
-      param,
-    );
+    return { ok: false, problems: [{ path: "/", message: NOT_OBJECT }] };
   }
+  if (!ajv.validateSchema(schema)) return { ok: false, problems: metaViolations(ajv.errors ?? []) };
   try {
-    if (!ajv.validateSchema(schema)) throw new Error(ajv.errorsText(ajv.errors, { dataVar: "schema" }));
-    return ajv.compile(schema);
+    return { ok: true, validate: ajv.compile(schema) };
   } catch (err) {
-    throw new ApiError(
-      400,
-      "invalid_request_error",
-      "invalid_schema",
-      `schema is not a valid JSON Schema: ${(err as Error).message}`,
-      param,
-    );
+    // Accepted by the meta-schema yet not compilable: an unresolvable $ref, a bad pattern.
+    return { ok: false, problems: [{ path: "/", message: (err as Error).message }] };
   }
+}
+
+/**
+ * Every problem of `schema` as a JSON Schema (empty when it is one), for the dashboard's
+ * editor: the same check as creating an event type, with nothing kept afterwards.
+ */
+export function schemaProblems(schema: unknown): Violation[] {
+  const checked = check(schema);
+  if (!checked.ok) return checked.problems;
+  ajv.removeSchema(schema as object);
+  return [];
+}
+
+export function compileSchema(schema: unknown, param = "schema"): ValidateFunction {
+  const checked = check(schema);
+  if (checked.ok) return checked.validate;
+  const { problems } = checked;
+  const message =
+    problems[0]?.message === NOT_OBJECT
+      ? `schema ${NOT_OBJECT}.`
+      : `schema is not a valid JSON Schema: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`;
+  throw new ApiError(400, "invalid_request_error", "invalid_schema", message, param, problems);
 }
 
 function violation(e: ErrorObject): Violation {

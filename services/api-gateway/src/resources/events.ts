@@ -1,6 +1,6 @@
 import { isId, type PrismaClient } from "@herald/db";
-import type { Ctx } from "../context.ts";
-import { notFound } from "../http/errors.ts";
+import type { Account, Ctx } from "../context.ts";
+import { invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, checkScope, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
@@ -15,6 +15,8 @@ type DeliveryRow = {
   nextAttemptAt: Date | null;
 };
 type EventRow = { id: string; appId: string; type: string; data: unknown; createdAt: Date };
+
+export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
 
 const serializeDelivery = (d: DeliveryRow) => ({
   endpoint: d.endpointId,
@@ -41,7 +43,7 @@ export const eventSchemas: Record<string, Schema> = {
     properties: {
       endpoint: { type: "string" },
       status: {
-        enum: ["pending", "succeeded", "retrying", "failed", "dropped"],
+        enum: [...DELIVERY_STATUSES],
         description:
           "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted while an attempt was due.",
       },
@@ -69,6 +71,29 @@ export const eventSchemas: Record<string, Schema> = {
     },
   },
 };
+
+type ListQuery = PageQuery & { app?: string; type?: string; status?: string; endpoint?: string };
+
+/**
+ * The endpoint an event list is filtered by: one of the caller's (deleted ones too, their
+ * deliveries stay readable), and of a portal session's own app; else a 404.
+ */
+async function endpointFilter(
+  prisma: Pick<PrismaClient, "endpoint">,
+  account: Account,
+  id: string | undefined,
+): Promise<string | undefined> {
+  if (id === undefined) return undefined;
+  if (!isId("endpoint", id))
+    throw invalid("endpoint", `endpoint must be an endpoint id (ep_…), got '${id}'.`);
+  const found = await prisma.endpoint.findFirst({
+    where: { id, accountId: account.id },
+    select: { id: true, appId: true },
+  });
+  if (!found) throw notFound("endpoint", id, "endpoint");
+  checkScope(account, found.appId, "endpoint", id, "endpoint");
+  return found.id;
+}
 
 async function deliveriesOf(
   prisma: Pick<PrismaClient, "delivery">,
@@ -113,12 +138,23 @@ export const eventRoutes: RouteSpec[] = [
     portal: "read",
     tag: "Events",
     summary: "List events",
+    description:
+      "Newest first. Filters combine: with `endpoint` and `status` together, only events whose delivery to that endpoint is in that status.",
     query: {
       type: "object",
       additionalProperties: false,
       properties: {
         app: appRef,
         type: { type: "string", description: "Only events of this type." },
+        status: {
+          enum: [...DELIVERY_STATUSES],
+          description: "Only events with at least one delivery in this status.",
+        },
+        endpoint: {
+          type: "string",
+          description:
+            "Only events with a delivery to this endpoint (an endpoint id, deleted ones included).",
+        },
         ...pagingProperties,
       },
     },
@@ -127,14 +163,20 @@ export const eventRoutes: RouteSpec[] = [
       schema: listOf("Event"),
       description: "A page of events with their deliveries, newest first.",
     },
-    async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string; type?: string }>) {
+    async handler({ account, query, deps }: Ctx<object, ListQuery>) {
       const appId = await listAppFilter(deps, account, query.app);
+      const endpointId = await endpointFilter(deps.prisma, account, query.endpoint);
       const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
+      const delivery = {
+        ...(endpointId ? { endpointId } : {}),
+        ...(query.status ? { status: query.status } : {}),
+      };
       const rows = await deps.prisma.event.findMany({
         where: {
           accountId: account.id,
           ...(appId ? { appId } : {}),
           ...(query.type ? { type: query.type } : {}),
+          ...(endpointId || query.status ? { deliveries: { some: delivery } } : {}),
           ...(cursor.id ? { id: cursor.id } : {}),
         },
         orderBy: { id: cursor.order },

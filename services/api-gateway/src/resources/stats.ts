@@ -1,15 +1,15 @@
 import { idFloor } from "@herald/db";
-import type { Account, Ctx, Deps } from "../context.ts";
+import type { Ctx, Deps } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
+import { appRef, iso, listAppFilter, timestamp } from "./common.ts";
 import { findEndpoint } from "./endpoints.ts";
 
 /**
- * Attempt statistics for the portal's endpoint health line and the dashboard's charts:
+ * Attempt statistics for the dashboard's charts (and endpoints' health, endpointHealth.ts):
  * attempts per bucket by outcome, with duration percentiles. Ids are time-sortable, so a
  * window is an id range and the (account, id) and (endpoint, id) indexes serve it.
  */
-const WINDOWS = {
+export const WINDOWS = {
   "1h": { ms: 3_600_000, bucket: "minute" },
   "24h": { ms: 86_400_000, bucket: "hour" },
 } as const;
@@ -83,35 +83,6 @@ export const statsSchemas: Record<string, Schema> = {
       data: { type: "array", items: bucketSchema, description: "Buckets with attempts, oldest first." },
     },
   },
-  EndpointStats: {
-    type: "object",
-    required: [
-      "object",
-      "endpoint",
-      "window",
-      "succeeded",
-      "failed",
-      "success_rate",
-      "last_attempt_at",
-      "failing_since",
-    ],
-    properties: {
-      object: { const: "endpoint_stats" },
-      endpoint: { type: "string" },
-      window: { const: "24h" },
-      succeeded: { type: "integer" },
-      failed: { type: "integer" },
-      success_rate: {
-        type: ["number", "null"],
-        description: "Succeeded ÷ attempted over the last 24 hours; null without attempts.",
-      },
-      last_attempt_at: nullableTimestamp,
-      failing_since: {
-        ...nullableTimestamp,
-        description: "Since when every attempt has failed; null while it succeeds.",
-      },
-    },
-  },
 };
 
 const windowParam: Schema = {
@@ -165,45 +136,4 @@ export const statsRoutes: RouteSpec[] = [
       };
     },
   },
-  {
-    method: "get",
-    path: "/v3/endpoints/{id}/stats",
-    auth: "account",
-    portal: "read",
-    tag: "Endpoints",
-    summary: "An endpoint's health",
-    description:
-      "Its attempts over the last 24 hours, success rate, last attempt, and since when it has only failed.",
-    params: { id: "The endpoint's id." },
-    response: { status: 200, schema: ref("EndpointStats"), description: "The endpoint's health." },
-    async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      const endpoint = await findEndpoint(deps.prisma, account, params.id);
-      return { body: await endpointHealth(deps, account, endpoint) };
-    },
-  },
 ];
-
-async function endpointHealth(
-  deps: Deps,
-  account: Account,
-  endpoint: { id: string; failingSince: Date | null },
-) {
-  const data = await buckets(deps, "24h", { accountId: account.id, endpointId: endpoint.id });
-  const succeeded = data.reduce((n, b) => n + b.succeeded, 0);
-  const failed = data.reduce((n, b) => n + b.failed, 0);
-  const last = await deps.prisma.attempt.findFirst({
-    where: { endpointId: endpoint.id, completedAt: { not: null } },
-    orderBy: { id: "desc" },
-    select: { completedAt: true },
-  });
-  return {
-    object: "endpoint_stats",
-    endpoint: endpoint.id,
-    window: "24h",
-    succeeded,
-    failed,
-    success_rate: succeeded + failed ? succeeded / (succeeded + failed) : null,
-    last_attempt_at: iso(last?.completedAt),
-    failing_since: iso(endpoint.failingSince),
-  };
-}

@@ -1,0 +1,46 @@
+import { useEffect, useRef } from "react";
+import { match, useLocation } from "../router.tsx";
+import { Empty } from "../ui/Notice.tsx";
+import { Apps } from "./Apps.tsx";
+import { AppView } from "./AppView.tsx";
+import { AttemptsAcross } from "./AttemptsAcross.tsx";
+import { EventsAcross } from "./EventsAcross.tsx";
+import { EditEventType, NewEventType } from "./EventTypeForm.tsx";
+import { EventTypes } from "./EventTypes.tsx";
+import { Overview } from "./Overview.tsx";
+
+/** Every dashboard view, by path. An app's views (the portal's, for that app) live under /dashboard/apps/<app>. */
+export function DashboardViews() {
+  const { path } = useLocation();
+  const rest = path.replace(/\/+$/, "") || "/dashboard";
+  useFocusOnNewView(rest.split("/").slice(0, 4).join("/"));
+
+  if (rest === "/dashboard") return <Overview />;
+  if (rest === "/dashboard/apps") return <Apps />;
+  // The raw segment: the portal views slice their paths by this base exactly as the address has it.
+  const app = /^\/dashboard\/apps\/([^/]+)/.exec(path);
+  if (app?.[1]) return <AppView key={app[1]} segment={app[1]} />;
+  if (rest === "/dashboard/event-types") return <EventTypes />;
+  if (rest === "/dashboard/event-types/new") return <NewEventType />;
+  const type = match("/dashboard/event-types/:name", rest)?.name;
+  if (type) return <EditEventType key={type} name={type} />;
+  if (rest === "/dashboard/events") return <EventsAcross />;
+  if (rest === "/dashboard/attempts") return <AttemptsAcross />;
+  return <Empty title="Not found">There is nothing at this address.</Empty>;
+}
+
+/**
+ * Moving to another view focuses the main region, so keyboard and screen reader users start at
+ * the new content. Within an app, its portal views do the same for their own moves.
+ */
+function useFocusOnNewView(view: string) {
+  const first = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of view.
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.getElementById("main")?.focus();
+  }, [view]);
+}

@@ -1,0 +1,149 @@
+import { useState } from "react";
+import { api } from "../api.ts";
+import { useAppScope } from "../appScope.tsx";
+import { Link } from "../router.tsx";
+import type { Attempt } from "../types.ts";
+import { useResource } from "../ui/hooks.ts";
+import { BodyBlock } from "../ui/Json.tsx";
+import { PageHeader } from "../ui/Layout.tsx";
+import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { Status } from "../ui/Status.tsx";
+import { Time } from "../ui/Time.tsx";
+import { paths } from "./data.ts";
+
+/** One attempt: the request as sent and the response as received, both as text. */
+export function AttemptDetail({ id }: { id: string }) {
+  const { base } = useAppScope();
+  // An attempt in flight settles within the send timeout; a finished one never changes.
+  const [settled, setSettled] = useState(false);
+  const attempt = useResource(
+    async () => {
+      const found = await api.get<Attempt>(`/v3/attempts/${encodeURIComponent(id)}`);
+      if (found.status !== "pending") setSettled(true);
+      return found;
+    },
+    [id],
+    settled ? undefined : 2000,
+  );
+  const a = attempt.data;
+  if (!a)
+    return attempt.error ? (
+      <ErrorNotice error={attempt.error} onRetry={attempt.reload} />
+    ) : (
+      <Loading label="Loading the attempt…" />
+    );
+  const headers = a.request?.headers ? Object.entries(a.request.headers) : null;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href={paths.event(base, a.event)}>← Event {a.event}</Link>
+      </p>
+      <PageHeader title={`Attempt ${a.attempt_number}`}>
+        <span aria-live="polite">
+          <Status value={a.status} />
+        </span>
+      </PageHeader>
+      <section className="card" aria-labelledby="attempt-props">
+        <h2 id="attempt-props" className="visually-hidden">
+          Properties
+        </h2>
+        <dl className="props">
+          <dt>Id</dt>
+          <dd className="mono">{a.id}</dd>
+          <dt>Event</dt>
+          <dd>
+            <Link className="mono" href={paths.event(base, a.event)}>
+              {a.event}
+            </Link>
+          </dd>
+          <dt>Endpoint</dt>
+          <dd>
+            <Link className="mono" href={paths.endpoint(base, a.endpoint)}>
+              {a.url}
+            </Link>
+          </dd>
+          <dt>Response status</dt>
+          <dd>{a.response_status ?? <span className="muted">No response</span>}</dd>
+          <dt>Error kind</dt>
+          <dd className="mono">{a.error ?? <span className="muted">None</span>}</dd>
+          <dt>Duration</dt>
+          <dd>{a.duration_ms === null ? <span className="muted">—</span> : `${a.duration_ms} ms`}</dd>
+          <dt>Trace id</dt>
+          <dd className="mono">{a.trace_id ?? <span className="muted">None</span>}</dd>
+          <dt>Scheduled</dt>
+          <dd>
+            <Time value={a.scheduled_at} />
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={a.created_at} />
+          </dd>
+          <dt>Completed</dt>
+          <dd>
+            <Time value={a.completed_at} fallback="not yet" />
+          </dd>
+        </dl>
+      </section>
+      <div className="grid exchange">
+        <section className="card" aria-labelledby="request-title">
+          <h2 id="request-title">Request</h2>
+          <p className="mono">POST {a.url}</p>
+          {a.request === undefined || a.request === null ? (
+            <p className="muted">
+              {a.status === "pending" ? "Not sent yet." : "The request was not recorded."}
+            </p>
+          ) : (
+            <>
+              <h3>Headers</h3>
+              {headers ? (
+                <HeaderTable headers={headers} caption="Request headers" />
+              ) : (
+                <p className="muted">Not recorded.</p>
+              )}
+              <h3>Body</h3>
+              <BodyBlock body={a.request.body} label="Request body" />
+            </>
+          )}
+        </section>
+        <section className="card" aria-labelledby="response-title">
+          <h2 id="response-title">Response</h2>
+          <p>
+            {a.response_status !== null ? (
+              <>
+                Status <strong>{a.response_status}</strong>
+              </>
+            ) : (
+              <span className="muted">No response{a.error ? ` (${a.error})` : ""}</span>
+            )}
+          </p>
+          <h3>Body</h3>
+          <BodyBlock body={a.response_body} label="Response body" />
+        </section>
+      </div>
+    </>
+  );
+}
+
+function HeaderTable({ headers, caption }: { headers: [string, string][]; caption: string }) {
+  return (
+    <div className="table-wrap">
+      <table className="header-table">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Value</th>
+          </tr>
+        </thead>
+        <tbody>
+          {headers.map(([name, value]) => (
+            <tr key={name}>
+              <td className="mono">{name}</td>
+              <td className="mono">{value}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

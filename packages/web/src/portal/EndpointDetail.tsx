@@ -1,0 +1,111 @@
+import { api } from "../api.ts";
+import { useAppScope } from "../appScope.tsx";
+import { Link } from "../router.tsx";
+import type { Endpoint } from "../types.ts";
+import { useResource } from "../ui/hooks.ts";
+import { PageHeader } from "../ui/Layout.tsx";
+import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { Status } from "../ui/Status.tsx";
+import { Time } from "../ui/Time.tsx";
+import { AttemptsTable } from "./AttemptsTable.tsx";
+import { paths } from "./data.ts";
+import { EndpointActions } from "./EndpointActions.tsx";
+import { EndpointHealth } from "./EndpointHealth.tsx";
+import { ReplayPanel } from "./ReplayPanel.tsx";
+import { SecretPanel } from "./SecretPanel.tsx";
+import { TestEventPanel } from "./TestEventPanel.tsx";
+
+/** One endpoint: its properties, health, secret, test events, replays and recent attempts. */
+export function EndpointDetail({ id }: { id: string }) {
+  const { base, readOnly } = useAppScope();
+  const endpoint = useResource(() => api.get<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`), [id]);
+  const e = endpoint.data;
+  const back = (
+    <p className="breadcrumb">
+      <Link href={paths.endpoints(base)}>← Endpoints</Link>
+    </p>
+  );
+  if (!e)
+    return (
+      <>
+        {back}
+        {endpoint.error ? (
+          <ErrorNotice error={endpoint.error} onRetry={endpoint.reload} />
+        ) : (
+          <Loading label="Loading the endpoint…" />
+        )}
+      </>
+    );
+  return (
+    <>
+      {back}
+      <PageHeader title={<span className="mono">{e.url}</span>}>
+        <EndpointActions endpoint={e} onChanged={endpoint.reload} />
+      </PageHeader>
+      <ErrorNotice error={endpoint.error} onRetry={endpoint.reload} />
+      <section className="card" aria-labelledby="props-title">
+        <h2 id="props-title" className="visually-hidden">
+          Properties
+        </h2>
+        <EndpointHealth id={e.id} />
+        <dl className="props">
+          <dt>Status</dt>
+          <dd>
+            <span aria-live="polite">
+              <Status value={e.disabled ? "disabled" : "enabled"} />
+            </span>
+            {e.disabled && e.disabled_reason ? <span className="muted"> {e.disabled_reason}</span> : null}
+          </dd>
+          <dt>Description</dt>
+          <dd>{e.description || <span className="muted">None</span>}</dd>
+          <dt>Event types</dt>
+          <dd>
+            {e.event_types.length ? (
+              <ul className="inline-list">
+                {e.event_types.map((t) => (
+                  <li key={t} className="mono">
+                    {t}
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              "Every event type"
+            )}
+          </dd>
+          <dt>Custom headers</dt>
+          <dd>
+            {Object.keys(e.headers).length ? (
+              <ul className="plain-list">
+                {Object.entries(e.headers).map(([name, value]) => (
+                  <li key={name} className="mono">
+                    {name}: {value}
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <span className="muted">None</span>
+            )}
+          </dd>
+          <dt>Id</dt>
+          <dd className="mono">{e.id}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={e.created_at} />
+          </dd>
+          <dt>Updated</dt>
+          <dd>
+            <Time value={e.updated_at} />
+          </dd>
+        </dl>
+      </section>
+      <SecretPanel endpointId={e.id} />
+      {readOnly ? null : (
+        <div className="grid">
+          <TestEventPanel endpoint={e} />
+          <ReplayPanel endpoint={e} />
+        </div>
+      )}
+      <AttemptsTable filter={{ endpoint: e.id }} title="Recent attempts" show="event" />
+    </>
+  );
+}

@@ -1,0 +1,151 @@
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { api } from "../api.ts";
+import { useAppScope } from "../appScope.tsx";
+import { Link, navigate } from "../router.tsx";
+import type { Endpoint } from "../types.ts";
+import { Field } from "../ui/Field.tsx";
+import { useAction, useResource } from "../ui/hooks.ts";
+import { PageHeader } from "../ui/Layout.tsx";
+import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { paths } from "./data.ts";
+import { EventTypePicker } from "./EventTypePicker.tsx";
+import {
+  type HeaderRow,
+  HeadersEditor,
+  headerRowProblem,
+  headersFromRows,
+  rowsFromHeaders,
+} from "./HeadersEditor.tsx";
+
+type Values = { url: string; description: string; eventTypes: string[]; headers: HeaderRow[] };
+
+/** Create an endpoint (no `id`) or edit one. */
+export function EndpointForm({ id }: { id?: string }) {
+  const { readOnly } = useAppScope();
+  const existing = useResource(
+    () => (id ? api.get<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`) : Promise.resolve(null)),
+    [id],
+  );
+  const title = id ? "Edit endpoint" : "Add an endpoint";
+  if (readOnly)
+    return (
+      <>
+        <PageHeader title={title} />
+        <p className="notice notice-info">This portal link is read-only: endpoints cannot be changed here.</p>
+      </>
+    );
+  if (existing.error) return <ErrorNotice error={existing.error} onRetry={existing.reload} />;
+  if (existing.data === undefined) return <Loading label="Loading the endpoint…" />;
+  const e = existing.data;
+  return (
+    <EndpointFormFields
+      id={id}
+      title={title}
+      initial={{
+        url: e?.url ?? "",
+        description: e?.description ?? "",
+        eventTypes: e?.event_types ?? [],
+        headers: rowsFromHeaders(e?.headers ?? {}),
+      }}
+    />
+  );
+}
+
+function EndpointFormFields({ id, title, initial }: { id?: string; title: string; initial: Values }) {
+  const { appId, base } = useAppScope();
+  const [values, setValues] = useState<Values>(initial);
+  const set = (change: Partial<Values>) => setValues((v) => ({ ...v, ...change }));
+  const urlRef = useRef<HTMLInputElement>(null);
+  const save = useAction(async () => {
+    const body = {
+      url: values.url.trim(),
+      description: values.description,
+      event_types: values.eventTypes,
+      headers: headersFromRows(values.headers),
+    };
+    return id
+      ? api.post<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`, body)
+      : api.post<Endpoint>("/v3/endpoints", { app: appId, ...body });
+  });
+  const param = save.error?.param ?? "";
+  const errorAt = (name: string) =>
+    param === name || param.startsWith(`${name}[`) ? save.error!.message : null;
+  const headerError = (name: string) => (name && param === `headers[${name}]` ? save.error!.message : null);
+  const rowNamed = values.headers.some((r) => r.name.trim() && param === `headers[${r.name.trim()}]`);
+  const placed = ["url", "description", "event_types", "headers"].some((n) => errorAt(n));
+
+  useEffect(() => {
+    if (param === "url") urlRef.current?.focus();
+  }, [param]);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (values.headers.some((row) => headerRowProblem(values.headers, row))) return;
+    const saved = await save.run();
+    if (saved) navigate(paths.endpoint(base, saved.id));
+  };
+  const cancel = id ? paths.endpoint(base, id) : paths.endpoints(base);
+
+  return (
+    <>
+      <PageHeader title={title} />
+      <form className="card form" onSubmit={submit} noValidate aria-label={title}>
+        {save.error && !placed ? <ErrorNotice error={save.error} /> : null}
+        {save.error && placed ? (
+          <p className="visually-hidden" role="alert">
+            {save.error.message}
+          </p>
+        ) : null}
+        <Field
+          label="URL"
+          hint="Where Herald sends this app's events: an http or https URL."
+          error={errorAt("url")}
+        >
+          {(props) => (
+            <input
+              {...props}
+              ref={urlRef}
+              type="url"
+              inputMode="url"
+              required
+              autoComplete="url"
+              spellCheck={false}
+              placeholder="https://example.com/webhooks"
+              value={values.url}
+              onChange={(e) => set({ url: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Description" hint="Optional: what this endpoint is for." error={errorAt("description")}>
+          {(props) => (
+            <input
+              {...props}
+              value={values.description}
+              maxLength={4096}
+              onChange={(e) => set({ description: e.target.value })}
+            />
+          )}
+        </Field>
+        <EventTypePicker
+          selected={values.eventTypes}
+          onChange={(eventTypes) => set({ eventTypes })}
+          error={errorAt("event_types")}
+        />
+        <HeadersEditor
+          rows={values.headers}
+          onChange={(headers) => set({ headers })}
+          error={param.startsWith("headers") && !rowNamed ? save.error!.message : null}
+          errorFor={headerError}
+        />
+        <div className="actions">
+          <button type="submit" disabled={save.busy}>
+            {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}
+          </button>
+          <Link className="button button-secondary" href={cancel}>
+            Cancel
+          </Link>
+        </div>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,66 @@
+import { useAppScope } from "../appScope.tsx";
+import { Link } from "../router.tsx";
+import type { Endpoint } from "../types.ts";
+import { PageHeader } from "../ui/Layout.tsx";
+import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { Pager, usePagedList } from "../ui/paging.tsx";
+import { Status } from "../ui/Status.tsx";
+import { paths } from "./data.ts";
+import { EndpointHealth } from "./EndpointHealth.tsx";
+
+/** The app's endpoints, each with its state and its health over the last day. */
+export function EndpointsList() {
+  const { appId, base, readOnly } = useAppScope();
+  const list = usePagedList<Endpoint>("/v3/endpoints", { app: appId }, 10_000);
+  const create = readOnly ? null : (
+    <Link className="button" href={paths.newEndpoint(base)}>
+      Add endpoint
+    </Link>
+  );
+  return (
+    <>
+      <PageHeader title="Endpoints">{create}</PageHeader>
+      <p className="muted lede">
+        The URLs this app's events are sent to. Each one is signed with its own secret.
+      </p>
+      <ErrorNotice error={list.error} onRetry={list.reload} />
+      {!list.data ? (
+        list.error ? null : (
+          <Loading label="Loading endpoints…" />
+        )
+      ) : list.data.data.length === 0 && !list.pager.hasPrevious ? (
+        <Empty title="No endpoints yet">
+          {readOnly ? (
+            "Endpoints added to this app will show here."
+          ) : (
+            <>
+              <p>Add the URL where you want to receive webhooks.</p>
+              {create}
+            </>
+          )}
+        </Empty>
+      ) : (
+        <ul className="endpoint-list" aria-label="Endpoints">
+          {list.data.data.map((endpoint) => (
+            <li key={endpoint.id} className="card endpoint-card">
+              <div className="endpoint-card-head">
+                <Link href={paths.endpoint(base, endpoint.id)} className="endpoint-url mono">
+                  {endpoint.url}
+                </Link>
+                <Status value={endpoint.disabled ? "disabled" : "enabled"} />
+              </div>
+              {endpoint.description ? <p className="endpoint-description">{endpoint.description}</p> : null}
+              <p className="muted endpoint-types">
+                {endpoint.event_types.length
+                  ? `Receives ${endpoint.event_types.join(", ")}`
+                  : "Receives every event type"}
+              </p>
+              <EndpointHealth id={endpoint.id} />
+            </li>
+          ))}
+        </ul>
+      )}
+      <Pager pager={list.pager} label="Endpoints" />
+    </>
+  );
+}

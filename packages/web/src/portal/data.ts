@@ -1,0 +1,60 @@
+import { api, type List } from "../api.ts";
+import type { Endpoint, EventType } from "../types.ts";
+import { useResource } from "../ui/hooks.ts";
+
+/** Where each portal view lives under the scope's base (`/portal` or `/dashboard/apps/<id>`). */
+export const paths = {
+  endpoints: (base: string) => base,
+  newEndpoint: (base: string) => `${base}/endpoints/new`,
+  endpoint: (base: string, id: string) => `${base}/endpoints/${encodeURIComponent(id)}`,
+  editEndpoint: (base: string, id: string) => `${base}/endpoints/${encodeURIComponent(id)}/edit`,
+  catalog: (base: string) => `${base}/catalog`,
+  events: (base: string) => `${base}/events`,
+  event: (base: string, id: string) => `${base}/events/${encodeURIComponent(id)}`,
+  attempt: (base: string, id: string) => `${base}/attempts/${encodeURIComponent(id)}`,
+};
+
+/**
+ * Every live event type, by name.
+ * Catalogs are small (tens of types); 100 a page, and at most 10 pages, keeps this bounded.
+ */
+export async function loadEventTypes(): Promise<EventType[]> {
+  const all: EventType[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const list = await api.get<List<EventType>>("/v3/event-types", { limit: 100, starting_after: after });
+    all.push(...list.data);
+    if (!list.has_more || !list.data.length) break;
+    after = list.data.at(-1)?.name;
+  }
+  return all.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export function useEventTypes() {
+  return useResource(loadEventTypes, []);
+}
+
+/** The app's endpoints (first 100), to name them in deliveries and filters. */
+export function useAppEndpoints(appId: string, pollMs?: number) {
+  return useResource(
+    () => api.get<List<Endpoint>>("/v3/endpoints", { app: appId, limit: 100 }).then((l) => l.data),
+    [appId],
+    pollMs,
+  );
+}
+
+/** An endpoint as people recognise it: its description, else its host and path. */
+export function endpointLabel(endpoint: Endpoint | undefined, id: string): string {
+  if (!endpoint) return id;
+  if (endpoint.description) return endpoint.description;
+  try {
+    const url = new URL(endpoint.url);
+    return `${url.host}${url.pathname === "/" ? "" : url.pathname}`;
+  } catch {
+    return endpoint.url;
+  }
+}
+
+export function byId<T extends { id: string }>(items: T[] | undefined): Map<string, T> {
+  return new Map((items ?? []).map((item) => [item.id, item]));
+}
