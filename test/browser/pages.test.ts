@@ -55,6 +55,17 @@ describe("serving the pages", () => {
     expect((await fetch(`${gw.url}/ui/assets/nope.js`)).status).toBe(404);
   });
 
+  it("says how to build the pages when they are missing, rather than a bare 404", async () => {
+    const unbuilt = await startGateway({ WEB_DIST: "/nonexistent/herald-web" });
+    try {
+      const res = await fetch(`${unbuilt.url}/dashboard`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain("pnpm --filter @herald/web build");
+    } finally {
+      await unbuilt.close();
+    }
+  });
+
   it("keeps each page's first load under 300 KB of compressed JavaScript", () => {
     for (const page of ["portal", "dashboard"]) {
       const html = readFileSync(join(DEFAULT_WEB_DIST, `${page}.html`), "utf8");

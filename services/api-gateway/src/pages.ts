@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import express, { type Express, type Request, type Response } from "express";
 
@@ -26,28 +26,16 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 (<code>npm start</code> and <code>npm test</code> do this for you), then reload.</p></body></html>`;
 
 export function servePages(app: Express, dist: string): void {
-  const page = (name: string) => {
-    const file = join(dist, `${name}.html`);
-    return existsSync(file) ? readFileSync(file, "utf8") : null;
-  };
-  const pages = { portal: page("portal"), dashboard: page("dashboard") };
   app.use(
     "/ui/assets",
-    express.static(join(dist, "assets"), {
-      immutable: true,
-      maxAge: "365d",
-      index: false,
-      fallthrough: true,
-    }),
+    express.static(join(dist, "assets"), { immutable: true, maxAge: "365d", index: false, fallthrough: true }),
   );
   for (const name of ["portal", "dashboard"] as const) {
-    const send = (_req: Request, res: Response) => {
-      const html = pages[name];
+    // Read on each load (a few hundred bytes): a rebuild's new asset names apply without a restart.
+    const send = async (_req: Request, res: Response) => {
+      const html = await readFile(join(dist, `${name}.html`), "utf8").catch(() => null);
       res.set({ "Content-Security-Policy": APP_CSP, "Cache-Control": "no-store" });
-      res
-        .status(html ? 200 : 503)
-        .type("html")
-        .send(html ?? NOT_BUILT);
+      res.status(html ? 200 : 503).type("html").send(html ?? NOT_BUILT);
     };
     app.get(`/${name}`, send);
     app.get(`/${name}/*rest`, send);
