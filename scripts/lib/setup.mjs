@@ -4,8 +4,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-export const root = new URL("../..", import.meta.url).pathname;
+export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const PNPM_VERSION = "10.34.8";
 
 /**

@@ -98,6 +98,12 @@ describe("400 invalid_request_error", () => {
     }
   });
 
+  it("rejects a path that is not valid percent-encoding, on the API and the pages", async () => {
+    for (const path of ["/v3/apps/%E0", "/v3/events/%E0%A4%A", "/portal/events/%E0%A4%A"]) {
+      expectError(await gw.request("GET", path), 400, invalidRequest("invalid_path", null));
+    }
+  });
+
   it("rejects a JSON body that is not an object", async () => {
     for (const body of ['[{"name":"A"}]', "[]", '"A"', "42", "null", "true"]) {
       const res = await gw.request("POST", "/v3/apps", { raw: { body, type: "application/json" } });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sharedSchemaCount } from "../../services/api-gateway/src/resources/eventTypeSchemas.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { expectMatches } from "../support/openapi.ts";
 
@@ -104,6 +105,43 @@ describe("validating a JSON Schema", () => {
       });
       expect(sent.status, JSON.stringify(sent.body)).toBe(201);
     }
+  });
+
+  it("keeps nothing of the schemas it checked, the ones that failed to compile included", async () => {
+    // The gateway runs in this process: the checker it uses is this module's.
+    await validate(invoice);
+    const before = sharedSchemaCount();
+    for (let i = 0; i < 40; i++) {
+      const refs = await validate({ $ref: `#/definitions/missing${i}` });
+      expect(refs.body.valid).toBe(false);
+      const pattern = await validate({ type: "string", pattern: `(${i}` });
+      expect(pattern.body.valid).toBe(false);
+      const nested = { type: "object", properties: { a: { $id: `https://example.com/n${i}.json` } } };
+      expect((await validate(nested)).body.valid).toBe(true);
+    }
+    expect(sharedSchemaCount()).toBe(before);
+  });
+
+  it("keeps checking schemas after one that claims the meta-schema's $id", async () => {
+    for (const $id of ["http://json-schema.org/draft-07/schema", "http://json-schema.org/draft-07/schema#"])
+      await validate({ $id, type: "object" });
+    await gw.request("POST", "/v3/event-types", {
+      json: { name: "meta.claim", schema: { $id: "http://json-schema.org/draft-07/schema", type: "object" } },
+    });
+    expect((await validate(invoice)).body).toMatchObject({ valid: true, errors: [] });
+    const refused = await validate({ type: "strin" });
+    expect(refused.status).toBe(200);
+    expect(refused.body.valid).toBe(false);
+    const created = await gw.request("POST", "/v3/event-types", {
+      json: { name: "after.claim", schema: invoice },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+
+  it("says so of a $schema it does not know, as a problem of the schema", async () => {
+    const res = await validate({ $schema: "https://example.com/unknown-meta", type: "object" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ valid: false, errors: [{ path: "/", message: expect.any(String) }] });
   });
 
   it("needs a schema", async () => {

@@ -1,18 +1,20 @@
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { axeViolations, describeViolations } from "../support/axe.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, openPage, type WatchedPage } from "../support/browser.ts";
+import { checkView, markPage, portalLink } from "../support/portal.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
-// The portal journey of issue 6 in Chromium, against the whole system. RETRY_SCHEDULE "1s,1s,1s":
-// a delivery to a failing receiver is `retrying` for about 3 s, then `failed`.
+// The portal journey of issue 6 in Chromium, against the whole system. RETRY_SCHEDULE "3s,3s":
+// a delivery to a failing receiver is `retrying` for about 6 s, then `failed` — a window the
+// events view (polled every 2 s) cannot miss. Managing an endpoint is in portalManage.test.ts.
 let sys: TestSystem;
 let receiver: Receiver;
 let browser: Browser;
 let watched: WatchedPage;
 let page: Page;
 let endpointId = "";
+let testEvent = "";
 let failedEvent = "";
 
 const ORDER_SCHEMA = {
@@ -32,39 +34,44 @@ const ORDER_SCHEMA = {
     },
   },
 };
+/** A tree of nodes: each node's children and parent are nodes (a short example of its own). */
+const TREE_SCHEMA = {
+  $ref: "#/$defs/node",
+  $defs: {
+    node: {
+      type: "object",
+      examples: [{ label: "root", children: [] }],
+      properties: {
+        label: { type: "string" },
+        children: { type: "array", items: { $ref: "#/$defs/node" } },
+        parent: { $ref: "#/$defs/node" },
+      },
+    },
+  },
+};
 
-async function portalLink(app: string, body: Record<string, unknown> = {}): Promise<string> {
-  const res = await sys.request("POST", `/v3/apps/${app}/portal-sessions`, { json: body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return `${sys.url}/portal#token=${res.body.token}`;
-}
-
-/** Marks the document, so a later check proves the page changed without a reload. */
-const mark = () => page.evaluate(() => Object.assign(globalThis, { portalMark: true }));
-const stillMarked = () => page.evaluate(() => "portalMark" in globalThis);
 const nav = (name: string) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name });
 const region = (name: string): Locator => page.getByRole("region", { name });
-
-/** A screenshot kept as an artifact, and the view checked against WCAG 2.1 A/AA rules. */
-async function view(name: string): Promise<void> {
-  await watched.screenshot(name);
-  const violations = await axeViolations(page);
-  expect(violations, `${name}:\n${describeViolations(violations)}`).toEqual([]);
-}
+const view = (name: string) => checkView(watched, name);
 
 beforeAll(async () => {
-  sys = await startSystem();
+  sys = await startSystem({ RETRY_SCHEDULE: "3s,3s" });
   receiver = await startReceiver();
   browser = await launchBrowser();
   await sys.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
-  const made = await sys.request("POST", "/v3/event-types", {
-    json: { name: "order.created", description: "An order was placed.", schema: ORDER_SCHEMA },
-  });
-  expect(made.status, JSON.stringify(made.body)).toBe(201);
-  await sys.request("POST", "/v3/event-types", { json: { name: "order.note", description: "Free text." } });
+  for (const type of [
+    { name: "order.created", description: "An order was placed.", schema: ORDER_SCHEMA },
+    { name: "order.note", description: "Free text." },
+    { name: "tree.node", description: "A node of a tree.", schema: TREE_SCHEMA },
+  ]) {
+    const made = await sys.request("POST", "/v3/event-types", { json: type });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+  }
   watched = await openPage(browser);
   page = watched.page;
 });
+// Every step leaves the page clean: no console error, failed request, CSP violation or dialog.
+afterEach(() => watched.expectClean());
 afterAll(async () => {
   await browser?.close();
   await receiver?.close();
@@ -73,7 +80,7 @@ afterAll(async () => {
 
 describe("the portal journey", () => {
   it("creates an endpoint through the form, with the API's errors at their field", async () => {
-    await page.goto(await portalLink("acme"));
+    await page.goto(await portalLink(sys, "acme"));
     await page.getByText("No endpoints yet").waitFor();
     await page.getByRole("link", { name: "Add endpoint" }).first().click();
     await page.getByLabel("URL", { exact: true }).fill("ftp://example.com/hook");
@@ -83,6 +90,9 @@ describe("the portal journey", () => {
       .first()
       .waitFor();
     expect(await page.getByLabel("URL", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    // The one problem caused on purpose: the API's 400 for that URL, and nothing else.
+    await expect.poll(() => watched.problems.length).toBeGreaterThan(0);
+    watched.expectOnly([/status of 400\b.*\/v3\/endpoints\)$/]);
     await view("portal-endpoint-form");
 
     await page.getByLabel("URL", { exact: true }).fill(`${receiver.url}/hook`);
@@ -96,9 +106,15 @@ describe("the portal journey", () => {
     endpointId = new URL(page.url()).pathname.split("/").pop()!;
     const res = await sys.request("GET", `/v3/endpoints/${endpointId}`);
     expect(res.body).toMatchObject({ event_types: ["order.created"], headers: { "X-Shop": "acme" } });
+
+    // The list asks for every endpoint's health at once, not once per endpoint.
+    const asked: string[] = [];
+    page.on("request", (r) => asked.push(new URL(r.url()).pathname));
     await nav("Endpoints").click();
     await page.getByRole("link", { name: `${receiver.url}/hook` }).waitFor();
     await page.getByText("No attempts in the last 24 h").waitFor();
+    expect(asked).toContain("/v3/stats/endpoints");
+    expect(asked.filter((p) => p.endsWith("/stats"))).toEqual([]);
     await view("portal-endpoints");
   });
 
@@ -124,16 +140,26 @@ describe("the portal journey", () => {
       .getByText('"minimum": 0')
       .waitFor();
     await page.getByRole("article", { name: "order.note" }).getByText("No schema").waitFor();
+
+    // A recursive schema is shown once, each way back up said in words rather than expanded.
+    const tree = page.getByRole("list", { name: "Fields of tree.node" });
+    await tree.getByText("label").waitFor();
+    await tree.getByText("array of node").waitFor();
+    expect(await tree.getByText("(recursive: see above)").count()).toBe(2);
+    expect(await tree.locator("li").count()).toBeLessThan(6);
   });
 
   it("sends a test event from the endpoint and watches its delivery succeed without a reload", async () => {
     await nav("Endpoints").click();
     await page.getByRole("link", { name: `${receiver.url}/hook` }).click();
-    await mark();
-    await region("Send a test event").getByRole("button", { name: "Send test event" }).click();
-    await region("Send a test event").getByText("succeeded").waitFor();
+    const stillMarked = await markPage(watched);
+    const panel = region("Send a test event");
+    await panel.getByRole("button", { name: "Send test event" }).click();
+    await panel.getByText("succeeded").waitFor();
     expect(receiver.received("/hook")[0]?.headers["x-shop"]).toBe("acme");
-    await region("Send a test event").getByRole("link", { name: /^evt_/ }).click();
+    const link = panel.getByRole("link", { name: /^evt_/ });
+    testEvent = (await link.textContent()) ?? "";
+    await link.click();
     await page
       .getByRole("table", { name: "Deliveries of this event" })
       .getByRole("row", { name: /Order sync/ })
@@ -143,21 +169,23 @@ describe("the portal journey", () => {
     await view("portal-event");
   });
 
-  it("watches an event to a failing receiver go retrying, then failed", async () => {
+  it("watches an event to a failing receiver go retrying, then failed, and filters for it", async () => {
     receiver.on("/hook", { status: 500, body: "boom" });
     await nav("Events").click();
-    await mark();
+    const stillMarked = await markPage(watched);
     const sent = await sys.request("POST", "/v3/events", {
       json: { app: "acme", type: "order.created", data: { id: "ord_2", total: 1200, currency: "EUR" } },
     });
     expect(sent.status).toBe(201);
     failedEvent = sent.body.id;
     const row = page.getByRole("row").filter({ hasText: failedEvent });
-    await row.getByText("retrying").waitFor();
+    await row.getByText("retrying").waitFor({ timeout: 20_000 });
     await row.getByText("failed").waitFor({ timeout: 20_000 });
     expect(await stillMarked()).toBe(true);
 
     await page.getByLabel("Delivery status").selectOption("failed");
+    // The succeeded test event leaves the list; the failed one stays, alone.
+    await page.getByRole("row").filter({ hasText: testEvent }).waitFor({ state: "detached" });
     await row.waitFor();
     expect(await page.getByRole("row").count()).toBe(2);
     await page.getByLabel("Endpoint", { exact: true }).selectOption(endpointId);
@@ -167,7 +195,7 @@ describe("the portal journey", () => {
     expect(new URL(page.url()).searchParams.get("endpoint")).toBe(endpointId);
     await view("portal-events-filtered");
     await page.getByRole("button", { name: "Clear filters" }).click();
-    await page.getByRole("row").nth(2).waitFor();
+    await page.getByRole("row").filter({ hasText: testEvent }).waitFor();
     await view("portal-events");
   }, 45_000);
 
@@ -178,10 +206,12 @@ describe("the portal journey", () => {
     const replay = region("Replay failed deliveries");
     await replay.getByLabel("All failed deliveries").check();
     await replay.getByRole("button", { name: "Replay" }).click();
-    const progress = replay.getByRole("status");
+    // The progress is told through the panel's one live region.
+    const progress = replay.locator("[aria-live=polite]");
     await progress.getByText("Queued 1 delivery").waitFor();
     await progress.getByText("completed").waitFor();
     await progress.getByText("1 succeeded").waitFor();
+    expect(await replay.getByRole("status").count()).toBe(0);
     await view("portal-replay");
     await nav("Events").click();
     await page.getByRole("row").filter({ hasText: failedEvent }).getByText("succeeded").waitFor();
@@ -193,7 +223,7 @@ describe("the portal journey", () => {
       .filter({ hasText: failedEvent })
       .getByRole("link", { name: "order.created" })
       .click();
-    await page.getByRole("link", { name: /^Attempt 1,/ }).click();
+    await page.getByRole("link", { name: /^Attempt 1\b/ }).click();
     await page.getByRole("heading", { name: "Attempt 1" }).waitFor();
     const request = region("Request");
     const headers = request.getByRole("table", { name: "Request headers" });
@@ -205,59 +235,5 @@ describe("the portal journey", () => {
     await response.getByRole("figure", { name: "Response body" }).getByText("boom").waitFor();
     await page.getByText("http_error").first().waitFor();
     await view("portal-attempt");
-  });
-
-  it("reveals and rotates the signing secret, disables and enables, and deletes after a warning", async () => {
-    await nav("Endpoints").click();
-    await page.getByRole("link", { name: `${receiver.url}/hook` }).click();
-    const secret = region("Signing secret");
-    expect(await secret.getByText(/^whsec_/).count()).toBe(0);
-    await secret.getByRole("button", { name: "Reveal secret" }).click();
-    const first = await secret.getByText(/^whsec_/).textContent();
-    expect(first).toBe((await sys.request("GET", `/v3/endpoints/${endpointId}/secret`)).body.secret);
-    await secret.getByRole("button", { name: "Rotate secret" }).click();
-    const dialog = page.getByRole("dialog", { name: "Rotate the signing secret?" });
-    await dialog.getByText(/24 hours/).waitFor();
-    await dialog.getByRole("button", { name: "Rotate secret" }).click();
-    await secret.getByText(/previous secret keeps signing/).waitFor();
-    expect(await secret.getByText(/^whsec_/).textContent()).not.toBe(first);
-
-    await page.getByRole("button", { name: "Disable" }).click();
-    await page.getByRole("button", { name: "Enable" }).waitFor();
-    expect((await sys.request("GET", `/v3/endpoints/${endpointId}`)).body.disabled).toBe(true);
-    await page.getByRole("button", { name: "Enable" }).click();
-    await page.getByRole("button", { name: "Disable" }).waitFor();
-    expect((await sys.request("GET", `/v3/endpoints/${endpointId}`)).body.disabled).toBe(false);
-    await view("portal-endpoint-detail");
-
-    const spare = await sys.request("POST", "/v3/endpoints", {
-      json: { app: "acme", url: `${receiver.url}/spare` },
-    });
-    await page.goto(`${sys.url}/portal/endpoints/${spare.body.id}`);
-    await page.getByRole("button", { name: "Delete" }).click();
-    const confirm = page.getByRole("dialog", { name: "Delete this endpoint?" });
-    await confirm.getByText(/Pending retries are dropped/).waitFor();
-    await confirm.getByRole("button", { name: "Delete endpoint" }).click();
-    await page.getByRole("link", { name: `${receiver.url}/hook` }).waitFor();
-    expect(await page.getByRole("link", { name: `${receiver.url}/spare` }).count()).toBe(0);
-  });
-
-  it("fits a phone's width", async () => {
-    await page.setViewportSize({ width: 375, height: 800 });
-    for (const [path, name] of [
-      ["", "portal-endpoints-phone"],
-      ["/events", "portal-events-phone"],
-    ] as const) {
-      await page.goto(`${sys.url}/portal${path}`);
-      await page.getByRole("heading", { level: 1 }).waitFor();
-      await page
-        .getByRole("link", { name: path ? "order.created" : `${receiver.url}/hook` })
-        .first()
-        .waitFor();
-      expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
-      await view(name);
-    }
-    // The one error the journey caused on purpose: the 400 for the ftp:// URL.
-    watched.expectClean([/status of 400/]);
   });
 });

@@ -139,4 +139,40 @@ describe("an attempt's request", () => {
       data,
     });
   });
+
+  it("keeps no credential from the custom headers: their values are [redacted], the receiver got them", async () => {
+    const credentials = {
+      Authorization: "Bearer live-auth-1",
+      "X-Api-Key": "live-key-2",
+      "X-Session-Token": "live-session-3",
+      "X-Client-Secret": "live-secret-4",
+      Cookie: "sid=live-cookie-5",
+    };
+    const ep = await endpoint("/credentials", { headers: { ...credentials, "X-Tenant": "acme" } });
+    const secret = (await sys.request("GET", `/v3/endpoints/${ep}/secret`)).body.secret as string;
+    const eventId = await send("invoice.paid", { n: 7 });
+    await expect.poll(() => receiver.received("/credentials").length, { timeout: 10_000 }).toBe(1);
+    const got = receiver.received("/credentials")[0]!;
+    for (const [name, value] of Object.entries(credentials))
+      expect(got.headers[name.toLowerCase()]).toBe(value);
+
+    const attempt = async () => (await sys.request("GET", `/v3/attempts?endpoint=${ep}`)).body.data[0];
+    await expect.poll(async () => (await attempt())?.status, { timeout: 10_000 }).toBe("succeeded");
+    const { request } = (await sys.request("GET", `/v3/attempts/${(await attempt()).id}`)).body as {
+      request: SentRequest;
+    };
+    for (const name of Object.keys(credentials)) expect(request.headers![name], name).toBe("[redacted]");
+    expect(request.headers!["X-Tenant"]).toBe("acme");
+    expect(request.headers!["webhook-id"]).toBe(eventId);
+    // Herald's signature is public proof, not a secret: kept, and it still verifies.
+    expect(request.headers!["webhook-signature"]).toBe(got.headers["webhook-signature"]);
+    expect(new Webhook(secret).verify(request.body, request.headers!)).toMatchObject({ data: { n: 7 } });
+    // Not stored either: the attempt's row holds none of the values.
+    const { rows } = await sys.gateway.deps.pool.query<{ headers: string }>(
+      "SELECT request_headers::text AS headers FROM attempts WHERE endpoint_id = $1",
+      [ep],
+    );
+    expect(rows).toHaveLength(1);
+    for (const value of Object.values(credentials)) expect(rows[0]!.headers).not.toContain(value);
+  });
 });

@@ -84,6 +84,28 @@ type Health = {
 };
 
 describe("endpoints' health", () => {
+  it("is a 404, not an error, for an endpoint deleted while its health is read", async () => {
+    const ep = await f.endpoint("/deleted-midway");
+    const pool = sys.gateway.deps.pool;
+    const query = pool.query.bind(pool);
+    // The endpoint goes between the gateway finding it and reading its health.
+    const patched = async (text: unknown, values?: unknown) => {
+      if (typeof text === "string" && text.includes("WITH counts")) {
+        pool.query = query;
+        await query("UPDATE endpoints SET deleted_at = now() WHERE id = $1", [ep]);
+      }
+      return query(text as string, values as unknown[]);
+    };
+    pool.query = patched as typeof pool.query;
+    try {
+      const res = await sys.request("GET", `/v3/endpoints/${ep}/stats`);
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      expect(res.body.error).toMatchObject({ code: "resource_missing", param: "id" });
+    } finally {
+      pool.query = query;
+    }
+  });
+
   it("lists every endpoint with its health, the ones failing now first", async () => {
     await setupApp(sys, ["rank.a", "rank.b", "rank.c", "rank.d", "rank.none"], "ranked");
     const r = fixtures(sys, receiver, "ranked");

@@ -14,6 +14,8 @@
  */
 import { Ajv, type JSONSchemaType, type ValidateFunction } from "ajv";
 
+export { isSensitiveHeader, REDACTED, redactHeaders } from "./headers.ts";
+
 /** Written by the gateway with the event, in one transaction; the dispatcher fans it out. */
 export type EventCreatedV1 = {
   event_id: string;
@@ -91,8 +93,9 @@ export type AttemptCompletedV1 = {
   trace_id: string | null;
   completed_at: string;
   /**
-   * The request headers sent (Herald's and the endpoint's custom ones), as sent. Absent when
-   * no request was made (an invalid or blocked URL), and from senders older than this field.
+   * The request headers sent (Herald's and the endpoint's custom ones), as sent, but for the
+   * values of credential-like headers, `[redacted]` (see `redactHeaders`). Absent when no
+   * request was made (an invalid or blocked URL), and from senders older than this field.
    */
   request_headers?: Record<string, string> | null;
 };

@@ -1,7 +1,9 @@
 /**
  * The pages' only way to the server: the public /v3 API, same origin. A portal or dashboard
  * session rides in its HttpOnly cookie; a dashboard signed in with an API key sends it as a
- * bearer token, kept in sessionStorage (this browser tab's session only).
+ * bearer token, kept in sessionStorage (this browser tab's session only). Every call says
+ * which page makes it (`Herald-Page`), so a session of the other kind in the shared cookie is
+ * refused rather than used. Only the dashboard sends the key: the portal never reads it.
  */
 
 export type ApiErrorBody = {
@@ -43,15 +45,30 @@ export function withQuery(path: string, query: Query = {}): string {
   return qs ? `${path}?${qs}` : path;
 }
 
+export type Page = "portal" | "dashboard";
+
+let config: { page: Page | null; useApiKey: boolean } = { page: null, useApiKey: false };
+
+/** Once, as the page mounts: which page this is, and whether it signs in with an API key. */
+export function configureApi(options: { page: Page; useApiKey?: boolean }): void {
+  config = { page: options.page, useApiKey: options.useApiKey === true };
+}
+
 /** Called when the server says the session or key is no longer valid (401). */
 let onUnauthenticated: (error: ApiError) => void = () => {};
 export function whenUnauthenticated(handler: (error: ApiError) => void): void {
   onUnauthenticated = handler;
 }
 
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
-  const key = apiKey.get();
+  if (config.page) headers["herald-page"] = config.page;
+  const key = config.useApiKey ? apiKey.get() : null;
   if (key) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   let res: Response;
@@ -62,6 +79,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "same-origin",
       cache: "no-store",
+      signal,
     });
   } catch {
     throw new ApiError(0, {
@@ -89,7 +107,9 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 }
 
 export const api = {
-  get: <T>(path: string, query?: Query) => request<T>("GET", withQuery(path, query)),
+  /** `signal` cancels a read nobody waits for any more (a poll overtaken by new filters). */
+  get: <T>(path: string, query?: Query, signal?: AbortSignal) =>
+    request<T>("GET", withQuery(path, query), undefined, signal),
   post: <T>(path: string, body: unknown = {}) => request<T>("POST", path, body),
   del: <T>(path: string) => request<T>("DELETE", path),
 };

@@ -34,7 +34,10 @@ export function setQuery(changes: Record<string, string | undefined>): void {
   navigate(qs ? `${location.pathname}?${qs}` : location.pathname, true);
 }
 
-/** Matches `/portal/endpoints/:id` style patterns; returns the named parts or null. */
+/**
+ * Matches `/portal/endpoints/:id` style patterns; returns the named parts or null. A part that
+ * is not valid percent-encoding (`/portal/events/%E0`) matches nothing: the view says not found.
+ */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const p = pattern.split("/").filter(Boolean);
   const s = path.split("/").filter(Boolean);
@@ -42,10 +45,21 @@ export function match(pattern: string, path: string): Record<string, string> | n
   const out: Record<string, string> = {};
   for (let i = 0; i < p.length; i++) {
     const part = p[i]!;
-    if (part.startsWith(":")) out[part.slice(1)] = decodeURIComponent(s[i]!);
-    else if (part !== s[i]) return null;
+    if (part.startsWith(":")) {
+      const value = decodePart(s[i]!);
+      if (value === null) return null;
+      out[part.slice(1)] = value;
+    } else if (part !== s[i]) return null;
   }
   return out;
+}
+
+function decodePart(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
 }
 
 export function Link({ href, onClick, ...rest }: AnchorHTMLAttributes<HTMLAnchorElement> & { href: string }) {

@@ -60,6 +60,7 @@ export type HeraldEvent = {
 export type AttemptRequest = { headers: Record<string, string> | null; body: string };
 
 export type AttemptStatus = "pending" | "succeeded" | "failed";
+export const ATTEMPT_STATUSES: AttemptStatus[] = ["pending", "succeeded", "failed"];
 
 export type Attempt = {
   id: string;

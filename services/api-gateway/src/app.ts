@@ -9,7 +9,7 @@ import type { GatewayConfig } from "./config.ts";
 import type { Deps } from "./context.ts";
 import { EventWriter } from "./eventWriter.ts";
 import { bodyParserError } from "./http/body.ts";
-import { ApiError, internal } from "./http/errors.ts";
+import { ApiError, internal, malformedPathError } from "./http/errors.ts";
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
 import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
@@ -33,7 +33,7 @@ export type Gateway = {
 
 function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const known = err instanceof ApiError ? err : bodyParserError(err);
+    const known = err instanceof ApiError ? err : (bodyParserError(err) ?? malformedPathError(err));
     const error = known ?? internal();
     if (!known) logger.error({ err, method: req.method, path: req.path }, "request failed");
     res.set(error.headers).status(error.status).json(error.toBody());

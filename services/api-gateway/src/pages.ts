@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
 
 /**
@@ -19,7 +20,8 @@ export const APP_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export const DEFAULT_WEB_DIST = new URL("../../../packages/web/dist", import.meta.url).pathname;
+// fileURLToPath, not `.pathname`: a checkout under a path with a space would read `%20`.
+export const DEFAULT_WEB_DIST = fileURLToPath(new URL("../../../packages/web/dist", import.meta.url));
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald</title></head><body>
 <h1>The pages are not built</h1><p>Build them with <code>pnpm --filter @herald/web build</code>
@@ -28,14 +30,22 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 export function servePages(app: Express, dist: string): void {
   app.use(
     "/ui/assets",
-    express.static(join(dist, "assets"), { immutable: true, maxAge: "365d", index: false, fallthrough: true }),
+    express.static(join(dist, "assets"), {
+      immutable: true,
+      maxAge: "365d",
+      index: false,
+      fallthrough: true,
+    }),
   );
   for (const name of ["portal", "dashboard"] as const) {
     // Read on each load (a few hundred bytes): a rebuild's new asset names apply without a restart.
     const send = async (_req: Request, res: Response) => {
       const html = await readFile(join(dist, `${name}.html`), "utf8").catch(() => null);
       res.set({ "Content-Security-Policy": APP_CSP, "Cache-Control": "no-store" });
-      res.status(html ? 200 : 503).type("html").send(html ?? NOT_BUILT);
+      res
+        .status(html ? 200 : 503)
+        .type("html")
+        .send(html ?? NOT_BUILT);
     };
     app.get(`/${name}`, send);
     app.get(`/${name}/*rest`, send);

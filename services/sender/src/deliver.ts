@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
-import type { AttemptCompletedV1, AttemptRequestedV1 } from "@herald/contracts";
+import { type AttemptCompletedV1, type AttemptRequestedV1, redactHeaders } from "@herald/contracts";
 import type { SecretBox } from "@herald/db";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
@@ -134,7 +134,8 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   if (!options.allowPrivate && blockedLiteral(url)) return failed("blocked_destination");
   const timestamp = Math.floor(Date.now() / 1000);
   const secrets = request.secrets.map((s) => options.secrets.open(s));
-  // Recorded with the outcome as sent: the portal shows an attempt's request.
+  // Recorded with the outcome as sent, credential-like values redacted: the portal shows an
+  // attempt's request, and a token in an endpoint's custom headers must not be kept with each.
   const headers: Record<string, string> = {
     ...request.headers,
     "content-type": "application/json",
@@ -160,7 +161,7 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
     const outcome: Outcome = {
       ...(await call(url, headers, request, options, started)),
-      request_headers: headers,
+      request_headers: redactHeaders(headers),
     };
     if (outcome.response_status !== null)
       span.setAttribute("http.response.status_code", outcome.response_status);

@@ -1,9 +1,10 @@
 import { api } from "../api.ts";
 import { AppScopeContext } from "../appScope.tsx";
 import { PortalViews, portalNav } from "../portal/PortalViews.tsx";
-import { Link, useLocation } from "../router.tsx";
+import { Link } from "../router.tsx";
 import type { App } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
+import { NavLinks } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { PortalLinks } from "./PortalLinks.tsx";
 
@@ -30,7 +31,7 @@ export function AppView({ segment }: { segment: string }) {
         <AppCrumbs app={app.data} />
         <PortalLinks app={app.data} />
       </div>
-      <AppNav base={base} />
+      <NavLinks label="App sections" className="subnav" items={portalNav(base)} />
       <PortalViews />
     </AppScopeContext.Provider>
   );
@@ -46,28 +47,6 @@ function AppCrumbs({ app }: { app?: App }) {
           <span className="app-name">{app.name}</span> <span className="mono muted">{app.uid ?? app.id}</span>
         </>
       ) : null}
-    </nav>
-  );
-}
-
-function AppNav({ base }: { base: string }) {
-  const { path } = useLocation();
-  const items = portalNav(base);
-  // The longest matching item is the current one (the endpoints list lives at the base itself).
-  const current = items.reduce<string | undefined>(
-    (best, item) =>
-      (path === item.href || path.startsWith(`${item.href}/`)) && item.href.length > (best?.length ?? 0)
-        ? item.href
-        : best,
-    undefined,
-  );
-  return (
-    <nav aria-label="App sections" className="subnav">
-      {items.map((item) => (
-        <Link key={item.href} href={item.href} aria-current={item.href === current ? "page" : undefined}>
-          {item.label}
-        </Link>
-      ))}
     </nav>
   );
 }

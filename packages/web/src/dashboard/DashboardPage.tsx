@@ -3,6 +3,7 @@ import { ApiError, apiKey, whenUnauthenticated } from "../api.ts";
 import { endSession } from "../session.ts";
 import { Layout, type NavItem } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { forgetEventTypes } from "../ui/useEventTypes.ts";
 import { DashboardViews } from "./DashboardViews.tsx";
 import { type SignedIn, SignIn, signInOnLoad } from "./SignIn.tsx";
 
@@ -52,6 +53,8 @@ export function DashboardPage() {
     () =>
       whenUnauthenticated((error) => {
         if (!signedIn.current) return;
+        signedIn.current = false;
+        forgetEventTypes();
         apiKey.clear();
         setState({ kind: "signed-out", message: error.message });
       }),
@@ -73,10 +76,13 @@ export function DashboardPage() {
   if (state.kind === "signed-out")
     return <SignIn message={state.message} onSignedIn={(via) => setState({ kind: "signed-in", via })} />;
 
+  // Signed out first: a poll refused while the session ends must not replace this message.
   const signOut = async () => {
+    signedIn.current = false;
+    setState({ kind: "signed-out", message: "You signed out." });
+    forgetEventTypes();
     apiKey.clear();
     await endSession();
-    setState({ kind: "signed-out", message: "You signed out." });
   };
   return (
     <Layout

@@ -1,6 +1,6 @@
-import { useEffect, useRef } from "react";
 import { match, useLocation } from "../router.tsx";
 import { Empty } from "../ui/Notice.tsx";
+import { useFocusOnChange } from "../ui/useFocusOnChange.ts";
 import { Apps } from "./Apps.tsx";
 import { AppView } from "./AppView.tsx";
 import { AttemptsAcross } from "./AttemptsAcross.tsx";
@@ -13,7 +13,8 @@ import { Overview } from "./Overview.tsx";
 export function DashboardViews() {
   const { path } = useLocation();
   const rest = path.replace(/\/+$/, "") || "/dashboard";
-  useFocusOnNewView(rest.split("/").slice(0, 4).join("/"));
+  // Within an app (its first four parts), its portal views move focus for their own moves.
+  useFocusOnChange(rest.split("/").slice(0, 4).join("/"));
 
   if (rest === "/dashboard") return <Overview />;
   if (rest === "/dashboard/apps") return <Apps />;
@@ -27,20 +28,4 @@ export function DashboardViews() {
   if (rest === "/dashboard/events") return <EventsAcross />;
   if (rest === "/dashboard/attempts") return <AttemptsAcross />;
   return <Empty title="Not found">There is nothing at this address.</Empty>;
-}
-
-/**
- * Moving to another view focuses the main region, so keyboard and screen reader users start at
- * the new content. Within an app, its portal views do the same for their own moves.
- */
-function useFocusOnNewView(view: string) {
-  const first = useRef(true);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of view.
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    document.getElementById("main")?.focus();
-  }, [view]);
 }

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
 import { api } from "../api.ts";
 import { Link, navigate } from "../router.tsx";
 import type { EventType } from "../types.ts";
@@ -7,6 +7,7 @@ import { useAction, useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Time } from "../ui/Time.tsx";
+import { forgetEventTypes } from "../ui/useEventTypes.ts";
 import { eventTypePath } from "./EventTypes.tsx";
 import { SchemaEditor } from "./SchemaEditor.tsx";
 import { describeSyntaxError, parseSchemaText } from "./schemaText.ts";
@@ -29,6 +30,7 @@ export function NewEventType() {
       description,
       ...(schema ? { schema } : {}),
     });
+    forgetEventTypes();
     navigate(eventTypePath(made.name));
   });
   const submit = (e: FormEvent) => {
@@ -38,6 +40,8 @@ export function NewEventType() {
     if (!("problem" in send)) void create.run(send.schema);
   };
   const param = create.error?.param;
+  const nameInput = useRef<HTMLInputElement>(null);
+  useFocusOnFieldError(create.error?.param === "name" ? create.error : null, nameInput);
   return (
     <>
       <Crumbs />
@@ -52,6 +56,7 @@ export function NewEventType() {
           {(props) => (
             <input
               {...props}
+              ref={nameInput}
               required
               autoComplete="off"
               spellCheck={false}
@@ -98,14 +103,18 @@ function EditForm({ type, onSaved }: { type: EventType; onSaved: () => void }) {
   const path = `/v3/event-types/${encodeURIComponent(type.name)}`;
   const save = useAction(async (schema: Record<string, unknown> | null) => {
     await api.post<EventType>(path, { description, schema });
+    forgetEventTypes();
     setDone("Saved.");
     onSaved();
   });
   const archive = useAction(async () => {
     await api.post<EventType>(`${path}/${type.archived ? "unarchive" : "archive"}`);
+    forgetEventTypes();
     setDone(type.archived ? "Unarchived: it accepts events again." : "Archived: it accepts no new events.");
     onSaved();
   });
+  const descriptionInput = useRef<HTMLTextAreaElement>(null);
+  useFocusOnFieldError(save.error?.param === "description" ? save.error : null, descriptionInput);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setDone(null);
@@ -145,6 +154,7 @@ function EditForm({ type, onSaved }: { type: EventType; onSaved: () => void }) {
         <DescriptionField
           value={description}
           onChange={setDescription}
+          inputRef={descriptionInput}
           error={save.error?.param === "description" ? save.error.message : undefined}
         />
         <SchemaEditor value={schemaText} onChange={setSchemaText} />
@@ -167,16 +177,19 @@ function DescriptionField({
   value,
   onChange,
   error,
+  inputRef,
 }: {
   value: string;
   onChange: (v: string) => void;
   error?: string | undefined;
+  inputRef?: RefObject<HTMLTextAreaElement | null>;
 }) {
   return (
     <Field label="Description" hint="What the event means, for your customers." error={error}>
       {(props) => (
         <textarea
           {...props}
+          ref={inputRef}
           className="prose-input"
           rows={3}
           value={value}
@@ -185,6 +198,16 @@ function DescriptionField({
       )}
     </Field>
   );
+}
+
+/**
+ * An error about one field shows at that field; focus moves there, so a screen reader reads the
+ * field with its error (tied to it by aria-describedby) and the keyboard is where the fix goes.
+ */
+function useFocusOnFieldError(error: unknown, field: RefObject<HTMLElement | null>) {
+  useEffect(() => {
+    if (error) field.current?.focus();
+  }, [error, field]);
 }
 
 function Crumbs() {

@@ -1,41 +1,18 @@
-import { useState } from "react";
-import { api, type List } from "../api.ts";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import type { EventType } from "../types.ts";
-import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
-import { Pager } from "../ui/paging.tsx";
+import { Pager, usePagedList } from "../ui/paging.tsx";
 import { Time } from "../ui/Time.tsx";
 
 export const eventTypePath = (name: string) => `/dashboard/event-types/${encodeURIComponent(name)}`;
 
-/** The account's event types; archived ones on request. Cursors are names, so paging is its own. */
+/** The account's event types by name; archived ones on request. */
 export function EventTypes() {
   const { query } = useLocation();
   const archived = query.get("archived") === "1";
-  const [cursors, setCursors] = useState<string[]>([]);
-  const after = cursors.at(-1);
-  const list = useResource(
-    () =>
-      api.get<List<EventType>>("/v3/event-types", {
-        limit: 50,
-        include_archived: archived,
-        starting_after: after,
-      }),
-    [archived, after],
-  );
+  const list = usePagedList<EventType>("/v3/event-types", { limit: 50, include_archived: archived });
   const types = list.data?.data ?? [];
-  const pager = {
-    page: cursors.length + 1,
-    hasPrevious: cursors.length > 0,
-    hasNext: Boolean(list.data?.has_more && types.length),
-    previous: () => setCursors((c) => c.slice(0, -1)),
-    next: () => {
-      const last = types.at(-1);
-      if (last) setCursors((c) => [...c, last.name]);
-    },
-  };
   return (
     <>
       <PageHeader title="Event types">
@@ -48,10 +25,7 @@ export function EventTypes() {
           <input
             type="checkbox"
             checked={archived}
-            onChange={(e) => {
-              setCursors([]);
-              setQuery({ archived: e.target.checked ? "1" : undefined });
-            }}
+            onChange={(e) => setQuery({ archived: e.target.checked ? "1" : undefined })}
           />
           Show archived types
         </label>
@@ -61,7 +35,7 @@ export function EventTypes() {
         list.error ? null : (
           <Loading label="Loading event types…" />
         )
-      ) : types.length ? (
+      ) : types.length || list.pager.hasPrevious ? (
         <div className="table-wrap">
           <table>
             <caption className="visually-hidden">Event types</caption>
@@ -100,7 +74,7 @@ export function EventTypes() {
           what each event holds.
         </Empty>
       )}
-      <Pager pager={pager} label="Event types" />
+      <Pager pager={list.pager} label="Event types" />
     </>
   );
 }

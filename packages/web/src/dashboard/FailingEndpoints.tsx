@@ -1,21 +1,21 @@
 import { api, type List } from "../api.ts";
 import { paths } from "../portal/data.ts";
 import { Link } from "../router.tsx";
+import type { App } from "../types.ts";
+import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { Time } from "../ui/Time.tsx";
 import { appBase } from "./AppView.tsx";
-import { appLabel, type EndpointHealth, percent, useApps } from "./model.ts";
-
-const POLL_MS = 10_000;
+import { appLabel, type EndpointHealth } from "./model.ts";
 
 /** The account's endpoints, the failing ones first, each linking to it in its app's view. */
-export function FailingEndpoints({ app }: { app: string }) {
-  const apps = useApps();
+export function FailingEndpoints({ app, apps }: { app: string; apps: App[] | undefined }) {
   const health = useResource(
     () => api.get<List<EndpointHealth>>("/v3/stats/endpoints", { app, limit: 10 }),
     [app],
-    POLL_MS,
+    POLL_MS.health,
   );
   if (!health.data)
     return health.error ? (
@@ -69,7 +69,7 @@ export function FailingEndpoints({ app }: { app: string }) {
                   </div>
                 </td>
                 <td className="hide-narrow">
-                  <Link href={appBase(r.app)}>{appLabel(apps.data, r.app)}</Link>
+                  <Link href={appBase(r.app)}>{appLabel(apps, r.app)}</Link>
                 </td>
                 <td className="hide-narrow">
                   <Time value={r.last_attempt_at} fallback="never" />

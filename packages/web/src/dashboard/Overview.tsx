@@ -2,24 +2,24 @@ import { api } from "../api.ts";
 import { setQuery, useLocation } from "../router.tsx";
 import type { AttemptStats } from "../types.ts";
 import { AttemptsChart } from "../ui/AttemptsChart.tsx";
+import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { FailingEndpoints } from "./FailingEndpoints.tsx";
 import { AppFilter } from "./Filters.tsx";
-import { percent } from "./model.ts";
-
-/** 5 s: often enough that the chart visibly moves while deliveries happen, cheap for the database. */
-const POLL_MS = 5000;
+import { useApps } from "./model.ts";
 
 export function Overview() {
   const { query } = useLocation();
   const app = query.get("app") ?? "";
+  const apps = useApps();
   return (
     <>
       <PageHeader title="Overview" />
       <div className="filters">
-        <AppFilter value={app} onChange={(v) => setQuery({ app: v })} />
+        <AppFilter apps={apps.data} value={app} onChange={(v) => setQuery({ app: v })} />
       </div>
       <section className="card" aria-labelledby="attempts-heading">
         <h2 id="attempts-heading">Attempts in the last hour</h2>
@@ -27,7 +27,7 @@ export function Overview() {
       </section>
       <section className="card" aria-labelledby="endpoints-heading">
         <h2 id="endpoints-heading">Endpoints, failing first</h2>
-        <FailingEndpoints app={app} />
+        <FailingEndpoints app={app} apps={apps.data} />
       </section>
     </>
   );
@@ -37,7 +37,7 @@ function AttemptsCard({ app }: { app: string }) {
   const stats = useResource(
     () => api.get<AttemptStats>("/v3/stats/attempts", { window: "1h", app }),
     [app],
-    POLL_MS,
+    POLL_MS.stats,
   );
   if (!stats.data)
     return stats.error ? (

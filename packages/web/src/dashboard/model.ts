@@ -1,22 +1,19 @@
 import { api, type List } from "../api.ts";
-import type { App } from "../types.ts";
+import type { App, EndpointStats } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 
 /** The dashboard's own API objects (the shared ones are in ../types.ts). */
 
-/** One endpoint's health across the account, from `GET /v3/stats/endpoints` (failing first). */
-export type EndpointHealth = {
+/**
+ * One endpoint's health across the account, from `GET /v3/stats/endpoints` (failing first): the
+ * counts of its own stats, and which endpoint of which app it is.
+ */
+export type EndpointHealth = Omit<EndpointStats, "object" | "window"> & {
   object: "endpoint_health";
-  endpoint: string;
   app: string;
   url: string;
   description: string;
   disabled: boolean;
-  succeeded: number;
-  failed: number;
-  success_rate: number | null;
-  last_attempt_at: string | null;
-  failing_since: string | null;
 };
 
 /** `POST /v3/json-schema/validate`: is this a JSON Schema, and an example payload made from it. */
@@ -39,6 +36,3 @@ export function appLabel(apps: App[] | undefined, id: string): string {
   const app = apps?.find((a) => a.id === id);
   return app ? app.name : id;
 }
-
-export const percent = (rate: number | null): string =>
-  rate === null ? "—" : `${(rate * 100).toFixed(rate === 1 || rate === 0 ? 0 : 1)}%`;

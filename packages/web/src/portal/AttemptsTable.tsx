@@ -1,8 +1,11 @@
+import type { ReactNode } from "react";
+import type { Query } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Attempt } from "../types.ts";
+import type { Attempt, Endpoint } from "../types.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";
 import { byId, endpointLabel, paths, useAppEndpoints } from "./data.ts";
@@ -19,23 +22,67 @@ export function AttemptsTable({
   show: "event" | "endpoint";
 }) {
   const { appId, base } = useAppScope();
-  const list = usePagedList<Attempt>("/v3/attempts", { ...filter, limit: 10 }, 3000);
   const endpoints = useAppEndpoints(appId);
-  const named = byId(endpoints.data);
   return (
     <section aria-labelledby="attempts-title">
       <h2 id="attempts-title">{title}</h2>
+      <AttemptsList
+        query={{ ...filter, limit: 10 }}
+        caption={title}
+        show={show}
+        endpoints={endpoints.data}
+        openIn={() => base}
+        pollMs={POLL_MS.attempts}
+      />
+    </section>
+  );
+}
+
+/**
+ * Attempts newest first, paged: one app's, or in the dashboard every app's, each opening in its
+ * app's views.
+ */
+export function AttemptsList({
+  query,
+  caption,
+  show,
+  endpoints,
+  openIn,
+  pollMs,
+  filtered = false,
+  appColumn,
+}: {
+  query: Query;
+  caption: string;
+  show: "event" | "endpoint";
+  /** To name endpoints; one not among them goes by the URL its attempt was sent to. */
+  endpoints: Endpoint[] | undefined;
+  openIn: (appId: string) => string;
+  pollMs: number;
+  /** Whether the user narrowed the list (the empty state then says so). */
+  filtered?: boolean;
+  /** The dashboard's column naming each attempt's app (hidden on narrow screens). */
+  appColumn?: (appId: string) => ReactNode;
+}) {
+  const list = usePagedList<Attempt>("/v3/attempts", query, pollMs);
+  const named = byId(endpoints);
+  return (
+    <>
       <ErrorNotice error={list.error} onRetry={list.reload} />
       {!list.data ? (
         list.error ? null : (
           <Loading label="Loading attempts…" />
         )
       ) : list.data.data.length === 0 && !list.pager.hasPrevious ? (
-        <Empty title="No attempts yet">Attempts show here as soon as Herald sends a request.</Empty>
+        <Empty title={filtered ? "No attempt matches these filters" : "No attempts yet"}>
+          {filtered
+            ? "Try another filter, or clear them."
+            : "Attempts show here as soon as Herald sends a request."}
+        </Empty>
       ) : (
         <div className="table-wrap">
           <table>
-            <caption className="visually-hidden">{title}</caption>
+            <caption className="visually-hidden">{caption}</caption>
             <thead>
               <tr>
                 <th scope="col">Attempt</th>
@@ -45,6 +92,11 @@ export function AttemptsTable({
                 <th scope="col" className="hide-narrow">
                   Duration
                 </th>
+                {appColumn ? (
+                  <th scope="col" className="hide-narrow">
+                    App
+                  </th>
+                ) : null}
                 <th scope="col">Time</th>
               </tr>
             </thead>
@@ -52,11 +104,10 @@ export function AttemptsTable({
               {list.data.data.map((a) => (
                 <tr key={a.id}>
                   <td>
-                    <Link
-                      href={paths.attempt(base, a.id)}
-                      aria-label={`Attempt ${a.attempt_number}, ${a.id}`}
-                    >
-                      #{a.attempt_number}
+                    {/* The id tells apart the attempts numbered 1 of different events. */}
+                    <Link href={paths.attempt(openIn(a.app), a.id)}>
+                      Attempt {a.attempt_number}
+                      <span className="visually-hidden">, {a.id}</span>
                     </Link>
                   </td>
                   <td>
@@ -64,15 +115,16 @@ export function AttemptsTable({
                   </td>
                   <td className="mono">
                     {show === "event" ? (
-                      <Link href={paths.event(base, a.event)}>{a.event}</Link>
+                      <Link href={paths.event(openIn(a.app), a.event)}>{a.event}</Link>
                     ) : (
-                      <Link href={paths.endpoint(base, a.endpoint)}>
-                        {endpointLabel(named.get(a.endpoint), a.endpoint)}
+                      <Link href={paths.endpoint(openIn(a.app), a.endpoint)}>
+                        {attemptEndpoint(a, named.get(a.endpoint))}
                       </Link>
                     )}
                   </td>
                   <td>{responseSummary(a)}</td>
                   <td className="hide-narrow">{a.duration_ms === null ? "—" : `${a.duration_ms} ms`}</td>
+                  {appColumn ? <td className="hide-narrow">{appColumn(a.app)}</td> : null}
                   <td>
                     <Time value={a.completed_at ?? a.scheduled_at} />
                   </td>
@@ -82,9 +134,14 @@ export function AttemptsTable({
           </table>
         </div>
       )}
-      <Pager pager={list.pager} label={title} />
-    </section>
+      <Pager pager={list.pager} label={caption} />
+    </>
   );
+}
+
+/** The endpoint by its name when known, else by the URL the attempt was sent to. */
+function attemptEndpoint(a: Attempt, endpoint: Endpoint | undefined): string {
+  return endpoint ? endpointLabel(endpoint, a.endpoint) : a.url;
 }
 
 export function responseSummary(a: Attempt): string {

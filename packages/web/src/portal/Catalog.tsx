@@ -5,7 +5,7 @@ import { Field } from "../ui/Field.tsx";
 import { JsonBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
-import { useEventTypes } from "./data.ts";
+import { useEventTypes } from "../ui/useEventTypes.ts";
 import { SchemaTree } from "./SchemaTree.tsx";
 
 /** Every event type this app can receive, each with its schema beside its name and an example. */

@@ -12,6 +12,7 @@ import { EventTypePicker } from "./EventTypePicker.tsx";
 import {
   type HeaderRow,
   HeadersEditor,
+  type HeadersEditorHandle,
   headerRowProblem,
   headersFromRows,
   rowsFromHeaders,
@@ -56,6 +57,11 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const [values, setValues] = useState<Values>(initial);
   const set = (change: Partial<Values>) => setValues((v) => ({ ...v, ...change }));
   const urlRef = useRef<HTMLInputElement>(null);
+  const headersRef = useRef<HeadersEditorHandle>(null);
+  /** Set when a submit was held back by header rows the form would not send. */
+  const [heldBack, setHeldBack] = useState(false);
+  const rowsWithProblems = values.headers.filter((row) => headerRowProblem(values.headers, row)).length;
+  if (heldBack && !rowsWithProblems) setHeldBack(false);
   const save = useAction(async () => {
     const body = {
       url: values.url.trim(),
@@ -80,7 +86,12 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (values.headers.some((row) => headerRowProblem(values.headers, row))) return;
+    if (rowsWithProblems) {
+      setHeldBack(true);
+      headersRef.current?.focusFirstProblem();
+      return;
+    }
+    setHeldBack(false);
     const saved = await save.run();
     if (saved) navigate(paths.endpoint(base, saved.id));
   };
@@ -91,6 +102,11 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       <PageHeader title={title} />
       <form className="card form" onSubmit={submit} noValidate aria-label={title}>
         {save.error && !placed ? <ErrorNotice error={save.error} /> : null}
+        <p className={heldBack ? "notice notice-error" : "visually-hidden"} role="alert">
+          {heldBack
+            ? `Not saved: ${rowsWithProblems === 1 ? "a custom header needs" : `${rowsWithProblems} custom headers need`} fixing (marked below).`
+            : ""}
+        </p>
         {save.error && placed ? (
           <p className="visually-hidden" role="alert">
             {save.error.message}
@@ -132,6 +148,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
           error={errorAt("event_types")}
         />
         <HeadersEditor
+          ref={headersRef}
           rows={values.headers}
           onChange={(headers) => set({ headers })}
           error={param.startsWith("headers") && !rowNamed ? save.error!.message : null}

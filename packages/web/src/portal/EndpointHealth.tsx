@@ -1,17 +1,35 @@
 import { api } from "../api.ts";
 import type { EndpointStats } from "../types.ts";
+import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
+import { POLL_MS } from "../ui/poll.ts";
 import { Time } from "../ui/Time.tsx";
 
-/** How an endpoint has fared over the last 24 hours, in one line; refreshed every 10 s. */
+/** The counts a health line shows: those of `EndpointStats` and of each `/v3/stats/endpoints` item. */
+export type HealthCounts = Pick<
+  EndpointStats,
+  "succeeded" | "failed" | "success_rate" | "last_attempt_at" | "failing_since"
+>;
+
+/** One endpoint's health over the last 24 hours, loaded on its own and kept fresh. */
 export function EndpointHealth({ id }: { id: string }) {
   const stats = useResource(
     () => api.get<EndpointStats>(`/v3/endpoints/${encodeURIComponent(id)}/stats`),
     [id],
-    10_000,
+    POLL_MS.health,
   );
-  const s = stats.data;
-  if (!s) return <p className="health muted">{stats.error ? "Health unavailable." : "Loading health…"}</p>;
+  return <HealthLine stats={stats.data} unavailable={Boolean(stats.error)} />;
+}
+
+/** How an endpoint has fared over the last 24 hours, in one line. */
+export function HealthLine({
+  stats: s,
+  unavailable,
+}: {
+  stats: HealthCounts | undefined;
+  unavailable?: boolean;
+}) {
+  if (!s) return <p className="health muted">{unavailable ? "Health unavailable." : "Loading health…"}</p>;
   const total = s.succeeded + s.failed;
   return (
     <p className="health">
@@ -19,7 +37,7 @@ export function EndpointHealth({ id }: { id: string }) {
         <span className="muted">No attempts in the last 24 h</span>
       ) : (
         <span className={s.success_rate < 0.9 ? "health-bad" : "health-good"}>
-          {formatRate(s.success_rate)} succeeded over 24 h ({s.succeeded} of {total})
+          {percent(s.success_rate)} succeeded over 24 h ({s.succeeded} of {total})
         </span>
       )}
       <span className="health-sep" aria-hidden="true">
@@ -40,9 +58,4 @@ export function EndpointHealth({ id }: { id: string }) {
       ) : null}
     </p>
   );
-}
-
-export function formatRate(rate: number): string {
-  const pct = rate * 100;
-  return `${pct === 100 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)}%`;
 }

@@ -1,17 +1,38 @@
+import { api, type List } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import type { Endpoint } from "../types.ts";
+import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { Status } from "../ui/Status.tsx";
 import { paths } from "./data.ts";
-import { EndpointHealth } from "./EndpointHealth.tsx";
+import { EndpointHealth, type HealthCounts, HealthLine } from "./EndpointHealth.tsx";
+
+/** An item of `GET /v3/stats/endpoints`: one endpoint's health. */
+type HealthItem = HealthCounts & { endpoint: string };
+const HEALTH_LIMIT = 100;
 
 /** The app's endpoints, each with its state and its health over the last day. */
 export function EndpointsList() {
   const { appId, base, readOnly } = useAppScope();
   const list = usePagedList<Endpoint>("/v3/endpoints", { app: appId }, 10_000);
+  // Every endpoint's health in one request (not one per card), refreshed with the list.
+  const health = useResource(
+    () => api.get<List<HealthItem>>("/v3/stats/endpoints", { app: appId, limit: HEALTH_LIMIT }),
+    [appId],
+    POLL_MS.health,
+  );
+  const healthOf = new Map((health.data?.data ?? []).map((h) => [h.endpoint, h]));
+  /** The line for one card; an app with more endpoints than one health page loads the rest singly. */
+  const healthLine = (id: string) => {
+    const found = healthOf.get(id);
+    if (found || !health.data?.has_more)
+      return <HealthLine stats={found} unavailable={Boolean(health.error)} />;
+    return <EndpointHealth id={id} />;
+  };
   const create = readOnly ? null : (
     <Link className="button" href={paths.newEndpoint(base)}>
       Add endpoint
@@ -55,7 +76,7 @@ export function EndpointsList() {
                   ? `Receives ${endpoint.event_types.join(", ")}`
                   : "Receives every event type"}
               </p>
-              <EndpointHealth id={endpoint.id} />
+              {healthLine(endpoint.id)}
             </li>
           ))}
         </ul>

@@ -1,7 +1,8 @@
+import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { HeraldEvent } from "../types.ts";
+import type { Delivery, HeraldEvent } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 import { JsonBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";
@@ -11,10 +12,35 @@ import { Relative, Time } from "../ui/Time.tsx";
 import { AttemptsTable } from "./AttemptsTable.tsx";
 import { byId, endpointLabel, paths, useAppEndpoints } from "./data.ts";
 
-/** One event: its payload, its deliveries (kept fresh), and every attempt made for it. */
+/** A delivery that will not change on its own: settled, with no attempt to come. */
+const isFinal = (d: Delivery) => d.status !== "pending" && !d.next_attempt_at;
+/** How long after an event without deliveries to keep looking for them (its fan-out). */
+const FAN_OUT_MS = 60_000;
+
+/** "1 succeeded, 2 retrying": the deliveries' states, for the live region. */
+function summary(deliveries: Delivery[]): string {
+  const counts = new Map<string, number>();
+  for (const d of deliveries) counts.set(d.status, (counts.get(d.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
+}
+
+/**
+ * One event: its payload, its deliveries (kept fresh every 2 s until every one is final), and
+ * every attempt made for it.
+ */
 export function EventDetail({ id }: { id: string }) {
   const { appId, base } = useAppScope();
-  const event = useResource(() => api.get<HeraldEvent>(`/v3/events/${encodeURIComponent(id)}`), [id], 2000);
+  const [final, setFinal] = useState(false);
+  const event = useResource(
+    async () => {
+      const found = await api.get<HeraldEvent>(`/v3/events/${encodeURIComponent(id)}`);
+      const young = Date.now() - new Date(found.created_at).getTime() < FAN_OUT_MS;
+      setFinal(found.deliveries.length ? found.deliveries.every(isFinal) : !young);
+      return found;
+    },
+    [id],
+    final ? undefined : 2000,
+  );
   const endpoints = useAppEndpoints(appId);
   const named = byId(endpoints.data);
   const e = event.data;
@@ -56,6 +82,9 @@ export function EventDetail({ id }: { id: string }) {
       </section>
       <section aria-labelledby="deliveries-title">
         <h2 id="deliveries-title">Deliveries</h2>
+        <p className="visually-hidden" aria-live="polite">
+          {e.deliveries.length ? `Deliveries: ${summary(e.deliveries)}.` : ""}
+        </p>
         {e.deliveries.length === 0 ? (
           <p className="muted">No endpoint receives this event (or it is still being fanned out).</p>
         ) : (
@@ -73,7 +102,7 @@ export function EventDetail({ id }: { id: string }) {
                   <th scope="col">Next attempt</th>
                 </tr>
               </thead>
-              <tbody aria-live="polite">
+              <tbody>
                 {e.deliveries.map((d) => (
                   <tr key={d.endpoint}>
                     <td>

@@ -1,72 +1,89 @@
+import type { ReactNode } from "react";
 import { DELIVERY_STATUSES, type Endpoint } from "../types.ts";
-import { Field } from "../ui/Field.tsx";
-import { endpointLabel, useEventTypes } from "./data.ts";
+import { FilterSelect, plainOptions } from "../ui/FilterSelect.tsx";
+import { useEventTypes } from "../ui/useEventTypes.ts";
+import { endpointLabel } from "./data.ts";
 
-type Values = { status: string; endpoint: string; type: string };
+export type EventFilterValues = { status: string; endpoint: string; type: string };
 
-/** Filters by delivery status, endpoint and event type; they live in the URL, so they survive reloads. */
+export const eventFiltersFrom = (query: URLSearchParams): EventFilterValues => ({
+  status: query.get("status") ?? "",
+  endpoint: query.get("endpoint") ?? "",
+  type: query.get("type") ?? "",
+});
+
+export const NO_EVENT_FILTERS: EventFilterValues = { status: "", endpoint: "", type: "" };
+
+/**
+ * Filters by delivery status, endpoint and event type; they live in the URL, so they survive
+ * reloads. The dashboard puts its app filter first (`children`) and offers archived types too.
+ */
 export function EventFilters({
   values,
   endpoints,
   onChange,
+  includeArchived = false,
+  children,
 }: {
-  values: Values;
-  endpoints: Endpoint[];
-  onChange: (changes: Partial<Values>) => void;
+  values: EventFilterValues;
+  /** The endpoints to offer; null while none can be (across apps, before one is chosen). */
+  endpoints: Endpoint[] | null;
+  onChange: (changes: Partial<EventFilterValues>) => void;
+  includeArchived?: boolean;
+  children?: ReactNode;
 }) {
-  const types = useEventTypes();
-  const typeNames = types.data?.map((t) => t.name) ?? [];
-  if (values.type && !typeNames.includes(values.type)) typeNames.push(values.type);
-  const known = endpoints.some((e) => e.id === values.endpoint);
+  const types = useEventTypes({ includeArchived });
   const any = Boolean(values.status || values.endpoint || values.type);
   return (
     <form className="filters" aria-label="Filter events" onSubmit={(e) => e.preventDefault()}>
-      <Field label="Delivery status">
-        {(props) => (
-          <select {...props} value={values.status} onChange={(e) => onChange({ status: e.target.value })}>
-            <option value="">Any status</option>
-            {DELIVERY_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Endpoint">
-        {(props) => (
-          <select {...props} value={values.endpoint} onChange={(e) => onChange({ endpoint: e.target.value })}>
-            <option value="">Any endpoint</option>
-            {endpoints.map((e) => (
-              <option key={e.id} value={e.id}>
-                {endpointLabel(e, e.id)}
-              </option>
-            ))}
-            {values.endpoint && !known ? <option value={values.endpoint}>{values.endpoint}</option> : null}
-          </select>
-        )}
-      </Field>
-      <Field label="Event type">
-        {(props) => (
-          <select {...props} value={values.type} onChange={(e) => onChange({ type: e.target.value })}>
-            <option value="">Any type</option>
-            {typeNames.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      {children}
+      <FilterSelect
+        label="Delivery status"
+        all="Any status"
+        options={plainOptions(DELIVERY_STATUSES)}
+        value={values.status}
+        onChange={(status) => onChange({ status })}
+      />
+      <EndpointFilter
+        endpoints={endpoints}
+        value={values.endpoint}
+        onChange={(endpoint) => onChange({ endpoint })}
+      />
+      <FilterSelect
+        label="Event type"
+        all="Any type"
+        options={plainOptions(types.data?.map((t) => t.name) ?? [])}
+        value={values.type}
+        onChange={(type) => onChange({ type })}
+      />
       {any ? (
-        <button
-          type="button"
-          className="button-secondary"
-          onClick={() => onChange({ status: "", endpoint: "", type: "" })}
-        >
+        <button type="button" className="button-secondary" onClick={() => onChange(NO_EVENT_FILTERS)}>
           Clear filters
         </button>
       ) : null}
     </form>
+  );
+}
+
+/** One app's endpoints by name; across apps, it waits for an app to be chosen (endpoints belong to one). */
+export function EndpointFilter({
+  endpoints,
+  value,
+  onChange,
+}: {
+  endpoints: Endpoint[] | null;
+  value: string;
+  onChange: (endpoint: string) => void;
+}) {
+  const waiting = !endpoints && !value;
+  return (
+    <FilterSelect
+      label="Endpoint"
+      all={waiting ? "Choose an app first" : "Any endpoint"}
+      disabled={waiting}
+      options={(endpoints ?? []).map((e) => ({ value: e.id, label: endpointLabel(e, e.id) }))}
+      value={value}
+      onChange={onChange}
+    />
   );
 }

@@ -1,6 +1,6 @@
 import { useId } from "react";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
-import { useEventTypes } from "./data.ts";
+import { useEventTypes } from "../ui/useEventTypes.ts";
 
 /** The event type filter, chosen from the catalog: none checked means every type. */
 export function EventTypePicker({

@@ -1,32 +1,72 @@
+import type { ReactNode } from "react";
 import { useAppScope } from "../appScope.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import type { Delivery, Endpoint, HeraldEvent } from "../types.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";
 import { byId, endpointLabel, paths, useAppEndpoints } from "./data.ts";
-import { EventFilters } from "./EventFilters.tsx";
+import { EventFilters, eventFiltersFrom, NO_EVENT_FILTERS } from "./EventFilters.tsx";
 
 /** The app's events, newest first, with each delivery's status; refreshed every 2 s. */
 export function EventsList() {
   const { appId, base } = useAppScope();
+  return (
+    <EventsBrowser
+      app={appId}
+      openIn={() => base}
+      pollMs={POLL_MS.appEvents}
+      emptyHint="Events this app sends show here, with the status of each delivery."
+    />
+  );
+}
+
+/**
+ * Events newest first, filtered through the address: one app's (the portal), or every app's
+ * (the dashboard, `app` empty until its app filter picks one), each opening in its app's views.
+ */
+export function EventsBrowser({
+  app,
+  openIn,
+  pollMs,
+  emptyHint,
+  appFilter,
+  appColumn,
+  includeArchived,
+}: {
+  app: string;
+  /** Where an event of this app opens: the portal's base, or the app's view in the dashboard. */
+  openIn: (appId: string) => string;
+  pollMs: number;
+  emptyHint: string;
+  /** The dashboard's app filter, first among the filters. */
+  appFilter?: ReactNode;
+  /** The dashboard's column naming each event's app (hidden on narrow screens). */
+  appColumn?: (appId: string) => ReactNode;
+  includeArchived?: boolean;
+}) {
   const { query } = useLocation();
-  const filters = {
-    status: query.get("status") ?? "",
-    endpoint: query.get("endpoint") ?? "",
-    type: query.get("type") ?? "",
-  };
+  const filters = eventFiltersFrom(query);
   const filtered = Boolean(filters.status || filters.endpoint || filters.type);
-  const list = usePagedList<HeraldEvent>("/v3/events", { app: appId, ...filters }, 2000);
-  const endpoints = useAppEndpoints(appId);
+  const list = usePagedList<HeraldEvent>("/v3/events", { app, ...filters }, pollMs);
+  // Without an app, the account's first 100 endpoints: enough to name most deliveries.
+  const endpoints = useAppEndpoints(app);
   const named = byId(endpoints.data);
   const events = list.data?.data;
   return (
     <>
       <PageHeader title="Events" />
-      <EventFilters values={filters} endpoints={endpoints.data ?? []} onChange={setQuery} />
+      <EventFilters
+        values={filters}
+        endpoints={app ? (endpoints.data ?? []) : null}
+        onChange={setQuery}
+        includeArchived={includeArchived}
+      >
+        {appFilter}
+      </EventFilters>
       <ErrorNotice error={list.error} onRetry={list.reload} />
       <p className="visually-hidden" aria-live="polite">
         {events ? summary(events) : ""}
@@ -38,15 +78,11 @@ export function EventsList() {
       ) : events.length === 0 && !list.pager.hasPrevious ? (
         <Empty title={filtered ? "No event matches these filters" : "No events yet"}>
           {filtered ? (
-            <button
-              type="button"
-              className="button-link"
-              onClick={() => setQuery({ status: "", endpoint: "", type: "" })}
-            >
+            <button type="button" className="button-link" onClick={() => setQuery(NO_EVENT_FILTERS)}>
               Clear the filters
             </button>
           ) : (
-            "Events this app sends show here, with the status of each delivery."
+            emptyHint
           )}
         </Empty>
       ) : (
@@ -57,6 +93,11 @@ export function EventsList() {
               <tr>
                 <th scope="col">Event</th>
                 <th scope="col">Deliveries</th>
+                {appColumn ? (
+                  <th scope="col" className="hide-narrow">
+                    App
+                  </th>
+                ) : null}
                 <th scope="col">Created</th>
               </tr>
             </thead>
@@ -64,7 +105,7 @@ export function EventsList() {
               {events.map((e) => (
                 <tr key={e.id} data-event={e.id}>
                   <td>
-                    <Link href={paths.event(base, e.id)} className="event-type mono">
+                    <Link href={paths.event(openIn(e.app), e.id)} className="event-type mono">
                       {e.type}
                     </Link>
                     <div className="muted mono event-id">{e.id}</div>
@@ -72,6 +113,7 @@ export function EventsList() {
                   <td>
                     <Deliveries deliveries={e.deliveries} named={named} />
                   </td>
+                  {appColumn ? <td className="hide-narrow">{appColumn(e.app)}</td> : null}
                   <td>
                     <Time value={e.created_at} />
                   </td>

@@ -1,4 +1,4 @@
-import { useId } from "react";
+import { type Ref, useEffect, useId, useImperativeHandle, useRef } from "react";
 
 export type HeaderRow = { key: number; name: string; value: string };
 
@@ -24,12 +24,20 @@ export function headerRowProblem(rows: HeaderRow[], row: HeaderRow): string | nu
   return first && first.key !== row.key ? "This header is already set above." : null;
 }
 
-/** Custom headers as key/value rows, each removable; errors show at the row they are about. */
+/** What a form can ask of the editor: focus the first row it would not send. */
+export type HeadersEditorHandle = { focusFirstProblem: () => boolean };
+
+/**
+ * Custom headers as key/value rows, each removable; errors show at the row they are about.
+ * Adding a row focuses its name; removing one focuses the next row's name (or the previous
+ * one's, or the Add button), so keyboard focus never falls back to the page.
+ */
 export function HeadersEditor({
   rows,
   onChange,
   error,
   errorFor,
+  ref,
 }: {
   rows: HeaderRow[];
   onChange: (rows: HeaderRow[]) => void;
@@ -37,10 +45,38 @@ export function HeadersEditor({
   error?: string | null;
   /** An error about one header, by its name. */
   errorFor: (name: string) => string | null;
+  ref?: Ref<HeadersEditorHandle>;
 }) {
   const id = useId();
+  const addButton = useRef<HTMLButtonElement>(null);
+  /** Where focus goes once the rows have re-rendered: a row's name field, or the Add button. */
+  const focusNext = useRef<number | "add" | null>(null);
+  const nameField = (key: number) => document.getElementById(`${id}-${key}-name`);
+  useEffect(() => {
+    const target = focusNext.current;
+    if (target === null) return;
+    focusNext.current = null;
+    (target === "add" ? addButton.current : nameField(target))?.focus();
+  });
+  useImperativeHandle(ref, () => ({
+    focusFirstProblem() {
+      const row = rows.find((r) => headerRowProblem(rows, r));
+      if (row) nameField(row.key)?.focus();
+      return Boolean(row);
+    },
+  }));
   const update = (key: number, change: Partial<HeaderRow>) =>
     onChange(rows.map((r) => (r.key === key ? { ...r, ...change } : r)));
+  const add = () => {
+    const row = headerRow();
+    focusNext.current = row.key;
+    onChange([...rows, row]);
+  };
+  const remove = (index: number) => {
+    const neighbour = rows[index + 1] ?? rows[index - 1];
+    focusNext.current = neighbour ? neighbour.key : "add";
+    onChange(rows.filter((_, i) => i !== index));
+  };
   return (
     <fieldset
       className={`field headers-editor${error ? " field-invalid" : ""}`}
@@ -85,7 +121,7 @@ export function HeadersEditor({
                   type="button"
                   className="button-secondary"
                   aria-label={`Remove header ${i + 1}${row.name ? ` (${row.name})` : ""}`}
-                  onClick={() => onChange(rows.filter((r) => r.key !== row.key))}
+                  onClick={() => remove(i)}
                 >
                   Remove
                 </button>
@@ -103,7 +139,7 @@ export function HeadersEditor({
       )}
       {error ? <p className="field-error">{error}</p> : null}
       <div>
-        <button type="button" className="button-secondary" onClick={() => onChange([...rows, headerRow()])}>
+        <button ref={addButton} type="button" className="button-secondary" onClick={add}>
           Add header
         </button>
       </div>

@@ -7,9 +7,22 @@ import { Layout } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { PortalViews, portalNav } from "./PortalViews.tsx";
 
+/**
+ * Once per page load: a link's token can be exchanged only once, and React's development mode
+ * runs effects twice. A failure is forgotten, so "Try again" asks again.
+ */
+let opening: Promise<Opened> | null = null;
+function openOnce(): Promise<Opened> {
+  opening ??= openSession().catch((err: unknown) => {
+    opening = null;
+    throw err;
+  });
+  return opening;
+}
+
 /** The customer portal: one app, opened through a portal session link. */
 export function PortalPage() {
-  const opened = useResource<Opened>(openSession, []);
+  const opened = useResource<Opened>(openOnce, []);
   const [ended, setEnded] = useState<string | null>(null);
   useEffect(() => whenUnauthenticated((e) => setEnded(e.message)), []);
 

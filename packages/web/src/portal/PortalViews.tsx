@@ -1,8 +1,9 @@
-import { type ReactNode, useEffect, useRef } from "react";
+import type { ReactNode } from "react";
 import { useAppScope } from "../appScope.tsx";
 import { match, useLocation } from "../router.tsx";
 import type { NavItem } from "../ui/Layout.tsx";
 import { Empty } from "../ui/Notice.tsx";
+import { useFocusOnChange } from "../ui/useFocusOnChange.ts";
 import { AttemptDetail } from "./AttemptDetail.tsx";
 import { Catalog } from "./Catalog.tsx";
 import { paths } from "./data.ts";
@@ -37,27 +38,11 @@ export function PortalViews() {
   const { base } = useAppScope();
   const { path } = useLocation();
   const rest = path.slice(base.length) || "/";
-  useFocusOnNavigation(path);
+  useFocusOnChange(path);
 
   for (const [pattern, view] of ROUTES) {
     const params = match(pattern, rest);
     if (params) return view(params.id ?? "");
   }
   return <Empty title="Not found">There is nothing at this address.</Empty>;
-}
-
-/**
- * After moving to another view (not on the first load, nor when only the query changes), focus
- * goes to the main region, so keyboard and screen reader users start at the new content.
- */
-function useFocusOnNavigation(path: string) {
-  const first = useRef(true);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of path.
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    document.getElementById("main")?.focus();
-  }, [path]);
 }

@@ -109,7 +109,12 @@ export function ReplayPanel({ endpoint, onReplayed }: { endpoint: Endpoint; onRe
         </button>
         {endpoint.disabled ? <p className="muted">Enable the endpoint to replay its deliveries.</p> : null}
       </form>
-      <div aria-live="polite">{replay ? <ReplayProgress initial={replay} key={replay.id} /> : null}</div>
+      {/* The one live region for the replay's progress: there from the start, so its news is read. */}
+      <div aria-live="polite">
+        {replay ? (
+          <ReplayProgress initial={replay} endpointDisabled={endpoint.disabled} key={replay.id} />
+        ) : null}
+      </div>
     </section>
   );
 }

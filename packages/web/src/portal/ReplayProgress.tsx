@@ -1,36 +1,56 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { api } from "../api.ts";
 import type { Replay } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
-import { ErrorNotice } from "../ui/Notice.tsx";
 import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";
 
+/** Polls after the replay is `completed` with nothing moving, before it stops asking. */
+const STILL_POLLS = 5;
+
 /**
  * A replay from `queued` to done, polled every second. `completed` means every delivery was
- * handed to a sender again; the counts keep moving until each was attempted, so polling stops
- * only then.
+ * handed to a sender again; the counts keep moving until each was attempted. Polling stops
+ * when all were attempted, when the endpoint is disabled, or when a completed replay's
+ * counts stop moving (a delivery dropped, or retrying on a long schedule): then a button
+ * asks again. It sits in the panel's live region, so it has none of its own.
  */
-export function ReplayProgress({ initial }: { initial: Replay }) {
+export function ReplayProgress({
+  initial,
+  endpointDisabled,
+}: {
+  initial: Replay;
+  endpointDisabled: boolean;
+}) {
   const [done, setDone] = useState(initial.status === "completed" && initial.queued === 0);
+  const [stalled, setStalled] = useState(false);
+  const still = useRef({ counts: "", polls: 0 });
   const latest = useResource(
     async () => {
       const r = await api.get<Replay>(`/v3/replays/${encodeURIComponent(initial.id)}`);
       if (r.status === "completed" && r.attempted >= r.queued) setDone(true);
+      const counts = `${r.status} ${r.attempted} ${r.succeeded} ${r.failed}`;
+      still.current =
+        counts === still.current.counts ? { counts, polls: still.current.polls + 1 } : { counts, polls: 0 };
+      if (r.status === "completed" && still.current.polls >= STILL_POLLS) setStalled(true);
       return r;
     },
     [initial.id],
-    done ? undefined : 1000,
+    done || stalled || endpointDisabled ? undefined : 1000,
   );
   const r = latest.data ?? initial;
   if (r.queued === 0)
     return (
-      <p className="notice notice-info" role="status">
-        Nothing to replay: no failed delivery of this endpoint matches.
-      </p>
+      <p className="notice notice-info">Nothing to replay: no failed delivery of this endpoint matches.</p>
     );
+  const waiting = r.queued - Math.min(r.attempted, r.queued);
+  const resume = () => {
+    still.current = { counts: "", polls: 0 };
+    setStalled(false);
+    latest.reload();
+  };
   return (
-    <div className="replay-progress" role="status">
+    <div className="replay-progress">
       <p>
         Queued <strong>{r.queued}</strong> {r.queued === 1 ? "delivery" : "deliveries"}{" "}
         <Status value={r.status} />
@@ -49,7 +69,19 @@ export function ReplayProgress({ initial }: { initial: Replay }) {
           </>
         ) : null}
       </p>
-      <ErrorNotice error={latest.error} />
+      {!done && (stalled || endpointDisabled) ? (
+        <p>
+          {endpointDisabled
+            ? "The endpoint is disabled: the rest waits until it is enabled. "
+            : `${waiting} ${waiting === 1 ? "delivery is" : "deliveries are"} not attempted yet (retrying on their schedule, or dropped). `}
+          <button type="button" className="button-link" onClick={resume}>
+            Check again
+          </button>
+        </p>
+      ) : null}
+      {latest.error ? (
+        <p className="field-error">Could not refresh the progress: {latest.error.message}</p>
+      ) : null}
     </div>
   );
 }

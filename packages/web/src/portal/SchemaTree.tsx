@@ -3,10 +3,13 @@ import type { JsonSchema } from "../types.ts";
 /**
  * A JSON Schema as people read it: one line per field with its type, a required mark, its
  * enum or constant, format, limits and description; objects and arrays nest. Local `$ref`s
- * (`#/$defs/…`) are followed, at most 8 levels deep, so a recursive schema still ends.
+ * (`#/$defs/…`) are followed, except one already being shown above (a recursive schema says
+ * so and stops there); at most 8 levels deep in any case.
  */
 export function SchemaTree({ schema, label }: { schema: JsonSchema; label: string }) {
   const root = resolve(schema, schema);
+  // The whole schema is being shown: a `$ref` to it (`#`) is recursion from the start.
+  const above = new Set(["#", ...(refOf(schema) ? [refOf(schema)!] : [])]);
   return (
     <div className="schema-view">
       <p className="schema-root">
@@ -14,7 +17,7 @@ export function SchemaTree({ schema, label }: { schema: JsonSchema; label: strin
         {root.description ? <span className="muted"> {String(root.description)}</span> : null}
       </p>
       {hasChildren(root) ? (
-        <Children node={root} root={schema} depth={0} label={label} />
+        <Children node={root} root={schema} depth={0} above={above} label={label} />
       ) : (
         <p className="muted">No fields described.</p>
       )}
@@ -24,21 +27,29 @@ export function SchemaTree({ schema, label }: { schema: JsonSchema; label: strin
 
 const MAX_DEPTH = 8;
 
+/** The `$ref`s being expanded on the way down to a node: meeting one again is recursion. */
+type Above = ReadonlySet<string>;
+
 function Field({
   name,
   node: raw,
   root,
   depth,
+  above,
   required,
 }: {
   name: string;
   node: JsonSchema;
   root: JsonSchema;
   depth: number;
+  above: Above;
   required?: boolean;
 }) {
+  const ref = refOf(raw);
+  const recursive = ref !== null && above.has(ref);
   const node = resolve(raw, root);
   const details = constraints(node);
+  const inner = ref && !recursive ? new Set([...above, ref]) : above;
   return (
     <li>
       <span className="schema-name mono">{name}</span> <span className="schema-type">{typeOf(node)}</span>
@@ -63,7 +74,11 @@ function Field({
       ) : null}
       {details ? <span className="muted"> ({details})</span> : null}
       {node.description ? <div className="schema-description muted">{String(node.description)}</div> : null}
-      {depth < MAX_DEPTH ? <Children node={node} root={root} depth={depth + 1} /> : null}
+      {recursive ? (
+        <span className="muted"> (recursive: see above)</span>
+      ) : depth < MAX_DEPTH ? (
+        <Children node={node} root={root} depth={depth + 1} above={inner} />
+      ) : null}
     </li>
   );
 }
@@ -73,16 +88,20 @@ function Children({
   node,
   root,
   depth,
+  above,
   label,
 }: {
   node: JsonSchema;
   root: JsonSchema;
   depth: number;
+  above: Above;
   label?: string;
 }) {
   const props = asObject(node.properties);
   const required = requiredOf(node);
-  const items = asObject(node.items) ? resolve(asObject(node.items)!, root) : null;
+  // The items as written (a `$ref` kept, for the recursion check) and as resolved (to look into).
+  const rawItems = asObject(node.items);
+  const items = rawItems ? resolve(rawItems, root) : null;
   const variants = (["oneOf", "anyOf", "allOf"] as const).flatMap((k) =>
     Array.isArray(node[k]) ? [[k, node[k] as unknown[]] as const] : [],
   );
@@ -97,12 +116,13 @@ function Children({
               node={asObject(child) ?? {}}
               root={root}
               depth={depth}
+              above={above}
               required={required.has(name)}
             />
           ))
         : null}
       {items && (asObject(items.properties) || items.items || items.enum || items.description) ? (
-        <Field name="each item" node={items} root={root} depth={depth} />
+        <Field name="each item" node={rawItems!} root={root} depth={depth} above={above} />
       ) : null}
       {variants.flatMap(([kind, list]) =>
         list.map((v, i) => (
@@ -113,6 +133,7 @@ function Children({
             node={asObject(v) ?? {}}
             root={root}
             depth={depth}
+            above={above}
           />
         )),
       )}
@@ -132,10 +153,17 @@ function requiredOf(node: JsonSchema): Set<string> {
   return new Set(Array.isArray(node.required) ? node.required.map(String) : []);
 }
 
-/** Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`); anything else stays as written. */
-function resolve(node: JsonSchema, root: JsonSchema): JsonSchema {
+/** A local `$ref` (`#/…`, including `#` itself), or null. */
+function refOf(node: JsonSchema): string | null {
   const ref = typeof node.$ref === "string" ? node.$ref : null;
-  if (!ref?.startsWith("#/")) return node;
+  return ref === "#" || ref?.startsWith("#/") ? ref : null;
+}
+
+/** Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`, `#`); anything else stays as written. */
+function resolve(node: JsonSchema, root: JsonSchema): JsonSchema {
+  const ref = refOf(node);
+  if (!ref) return node;
+  if (ref === "#") return { ...root, ...node, $ref: undefined };
   let at: unknown = root;
   for (const part of ref.slice(2).split("/"))
     at = asObject(at)?.[part.replace(/~1/g, "/").replace(/~0/g, "~")];
@@ -156,6 +184,9 @@ export function typeOf(node: JsonSchema): string {
   if (Array.isArray(node.enum)) return "enum";
   if ("const" in node) return "constant";
   if (node.properties) return "object";
+  // A local reference by the name it is defined under (`#/$defs/node` → `node`; `#`, the root).
+  const ref = refOf(node);
+  if (ref) return ref === "#" ? "object" : (ref.split("/").at(-1) ?? ref);
   if (typeof node.$ref === "string") return node.$ref;
   if (node.oneOf) return "one of";
   if (node.anyOf) return "any of";

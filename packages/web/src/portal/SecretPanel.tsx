@@ -27,7 +27,11 @@ export function SecretPanel({ endpointId }: { endpointId: string }) {
         Every request carries a <code>webhook-signature</code> made with this secret; check it to know the
         request came from us.
       </p>
-      <div aria-live="polite">
+      {/* Says what happened, never the secret itself (it would be read aloud). */}
+      <p className="visually-hidden" aria-live="polite">
+        {secret ? (rotated ? "A new secret was made and is shown." : "Secret shown.") : ""}
+      </p>
+      <div>
         {secret ? (
           <>
             {rotated ? (

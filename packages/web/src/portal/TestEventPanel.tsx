@@ -7,9 +7,9 @@ import { Field } from "../ui/Field.tsx";
 import { useAction, useResource } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";
 import { Status } from "../ui/Status.tsx";
-import { paths, useEventTypes } from "./data.ts";
-
-const SETTLED = new Set(["succeeded", "failed", "dropped"]);
+import { Time } from "../ui/Time.tsx";
+import { useEventTypes } from "../ui/useEventTypes.ts";
+import { paths } from "./data.ts";
 
 /** Sends the example payload of a type to this endpoint only, then follows its delivery. */
 export function TestEventPanel({ endpoint }: { endpoint: Endpoint }) {
@@ -66,18 +66,22 @@ export function TestEventPanel({ endpoint }: { endpoint: Endpoint }) {
   );
 }
 
-/** The test event made, with its delivery's status until it settles. */
+/**
+ * The test event made, with its delivery's status while its first attempt is under way. Once
+ * it is no longer pending the panel stops asking: a retry is hours away on a real schedule,
+ * so it says when, and the event's page follows the rest.
+ */
 function SentEvent({ event, endpointId, href }: { event: HeraldEvent; endpointId: string; href: string }) {
-  const [settled, setSettled] = useState(false);
+  const [answered, setAnswered] = useState(false);
   const latest = useResource(
     async () => {
       const e = await api.get<HeraldEvent>(`/v3/events/${encodeURIComponent(event.id)}`);
       const d = e.deliveries.find((x) => x.endpoint === endpointId);
-      if (d && SETTLED.has(d.status)) setSettled(true);
+      if (d && d.status !== "pending") setAnswered(true);
       return e;
     },
     [event.id],
-    settled ? undefined : 1000,
+    answered ? undefined : 1000,
   );
   const delivery = (latest.data ?? event).deliveries.find((d) => d.endpoint === endpointId);
   return (
@@ -87,6 +91,12 @@ function SentEvent({ event, endpointId, href }: { event: HeraldEvent; endpointId
         {event.id}
       </Link>
       . Delivery: <Status value={delivery?.status ?? "pending"} />
+      {delivery?.next_attempt_at ? (
+        <>
+          {" "}
+          Next attempt <Time value={delivery.next_attempt_at} />.
+        </>
+      ) : null}
     </p>
   );
 }

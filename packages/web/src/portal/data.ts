@@ -1,5 +1,5 @@
 import { api, type List } from "../api.ts";
-import type { Endpoint, EventType } from "../types.ts";
+import type { Endpoint } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 
 /** Where each portal view lives under the scope's base (`/portal` or `/dashboard/apps/<id>`). */
@@ -13,26 +13,6 @@ export const paths = {
   event: (base: string, id: string) => `${base}/events/${encodeURIComponent(id)}`,
   attempt: (base: string, id: string) => `${base}/attempts/${encodeURIComponent(id)}`,
 };
-
-/**
- * Every live event type, by name.
- * Catalogs are small (tens of types); 100 a page, and at most 10 pages, keeps this bounded.
- */
-export async function loadEventTypes(): Promise<EventType[]> {
-  const all: EventType[] = [];
-  let after: string | undefined;
-  for (let page = 0; page < 10; page++) {
-    const list = await api.get<List<EventType>>("/v3/event-types", { limit: 100, starting_after: after });
-    all.push(...list.data);
-    if (!list.has_more || !list.data.length) break;
-    after = list.data.at(-1)?.name;
-  }
-  return all.sort((a, b) => a.name.localeCompare(b.name));
-}
-
-export function useEventTypes() {
-  return useResource(loadEventTypes, []);
-}
 
 /** The app's endpoints (first 100), to name them in deliveries and filters. */
 export function useAppEndpoints(appId: string, pollMs?: number) {

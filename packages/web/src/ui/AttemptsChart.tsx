@@ -1,3 +1,4 @@
+import { useId } from "react";
 import type { StatsBucket } from "../types.ts";
 import { niceMax, runs, type Slot, toSlots } from "./chartScale.ts";
 import { useWidth } from "./useWidth.ts";
@@ -64,6 +65,8 @@ function OutcomeBars({ slots, width }: { slots: Slot[]; width: number }) {
   const max = niceMax(busiest.succeeded + busiest.failed, 2);
   const f = frame(width, slots.length, max);
   const gap = f.slot > 4 ? 1 : 0;
+  // Failed bars are hatched as well as red, so the outcomes differ without colour vision too.
+  const hatch = `failed-hatch-${useId().replace(/[^\w-]/g, "")}`;
   const label = `Attempts per minute over the last hour: ${succeeded} succeeded and ${failed} failed; the busiest minute, ${minute(busiest.start)}, had ${busiest.succeeded + busiest.failed}.`;
   return (
     <svg
@@ -74,6 +77,12 @@ function OutcomeBars({ slots, width }: { slots: Slot[]; width: number }) {
       role="img"
       aria-label={label}
     >
+      <defs>
+        <pattern id={hatch} width={6} height={6} patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+          <rect className="chart-hatch-ground" width={6} height={6} />
+          <line className="chart-hatch-line" x1={0} y1={0} x2={0} y2={6} />
+        </pattern>
+      </defs>
       <Axes f={f} slots={slots} max={max} unit="" />
       {slots.map((s, i) =>
         s.succeeded + s.failed ? (
@@ -87,6 +96,7 @@ function OutcomeBars({ slots, width }: { slots: Slot[]; width: number }) {
             />
             <rect
               className="chart-bar-fail"
+              fill={`url(#${hatch})`}
               x={f.x(i) + gap}
               width={Math.max(1, f.slot - 2 * gap)}
               y={f.y(s.succeeded + s.failed)}
@@ -182,7 +192,7 @@ export function AttemptsChart({ buckets, now }: { buckets: StatsBucket[]; now: n
               succeeded
             </span>
             <span>
-              <span className="legend-swatch swatch-fail" />
+              <span className="legend-swatch swatch-fail legend-hatched" />
               failed
             </span>
           </span>

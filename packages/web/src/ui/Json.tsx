@@ -4,12 +4,7 @@
  */
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  return (
-    <figure className="code-figure">
-      <figcaption className="visually-hidden">{label}</figcaption>
-      <pre className="code">{text}</pre>
-    </figure>
-  );
+  return <CodeBlock text={text} label={label} />;
 }
 
 /** A body that may be JSON: pretty-printed when it parses, shown as sent when it does not. */
@@ -21,10 +16,21 @@ export function BodyBlock({ body, label }: { body: string | null; label: string 
   } catch {
     // Not JSON: show it as it came.
   }
+  return <CodeBlock text={shown} label={label} />;
+}
+
+/**
+ * Long lines scroll sideways inside the block, so it takes focus (tabIndex 0): keyboard users
+ * scroll it with the arrow keys too.
+ */
+function CodeBlock({ text, label }: { text: string; label: string }) {
   return (
     <figure className="code-figure">
       <figcaption className="visually-hidden">{label}</figcaption>
-      <pre className="code">{shown}</pre>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard. */}
+      <pre className="code" tabIndex={0}>
+        {text}
+      </pre>
     </figure>
   );
 }

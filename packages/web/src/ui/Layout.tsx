@@ -15,14 +15,6 @@ export function Layout({
   aside?: ReactNode;
   children: ReactNode;
 }) {
-  const { path } = useLocation();
-  const current = nav.reduce<NavItem | undefined>(
-    (best, item) =>
-      (path === item.href || path.startsWith(`${item.href}/`)) && item.href.length > (best?.href.length ?? 0)
-        ? item
-        : best,
-    undefined,
-  );
   return (
     <>
       <a className="skip-link" href="#main">
@@ -32,13 +24,7 @@ export function Layout({
         <span className="brand">
           <span aria-hidden="true">◆</span> Herald <span className="brand-product">{product}</span>
         </span>
-        <nav aria-label="Sections" className="topnav">
-          {nav.map((item) => (
-            <Link key={item.href} href={item.href} aria-current={item === current ? "page" : undefined}>
-              {item.label}
-            </Link>
-          ))}
-        </nav>
+        <NavLinks label="Sections" className="topnav" items={nav} />
         {aside ? <div className="topbar-aside">{aside}</div> : null}
       </header>
       <main id="main" tabIndex={-1}>
@@ -55,4 +41,38 @@ export function PageHeader({ title, children }: { title: ReactNode; children?: R
       {children ? <div className="actions">{children}</div> : null}
     </div>
   );
+}
+
+/** Navigation links, the current one marked for screen readers (aria-current) and by style. */
+export function NavLinks({
+  label,
+  className,
+  items,
+}: {
+  label: string;
+  className: string;
+  items: NavItem[];
+}) {
+  const { path } = useLocation();
+  const current = currentHref(items, path);
+  return (
+    <nav aria-label={label} className={className}>
+      {items.map((item) => (
+        <Link key={item.href} href={item.href} aria-current={item.href === current ? "page" : undefined}>
+          {item.label}
+        </Link>
+      ))}
+    </nav>
+  );
+}
+
+/**
+ * The item the path is in: the longest href that is the path or a folder of it, so
+ * `/dashboard/apps/x` is under "Apps", not "Overview" at `/dashboard`.
+ */
+export function currentHref(items: NavItem[], path: string): string | undefined {
+  let best: string | undefined;
+  for (const { href } of items)
+    if ((path === href || path.startsWith(`${href}/`)) && href.length > (best?.length ?? 0)) best = href;
+  return best;
 }

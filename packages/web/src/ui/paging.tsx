@@ -3,11 +3,12 @@ import { api, type List, type Query } from "../api.ts";
 import { type Resource, useResource } from "./hooks.ts";
 
 /**
- * A paged list, newest first. Older pages go by `starting_after` the last id shown; going back
- * pops the cursor stack, so Previous returns to exactly the page seen before. The first page
- * polls (new objects appear at the top); older pages hold still.
+ * A paged list, newest first. Older pages go by `starting_after` the last item shown (its id, or
+ * its name for event types); going back pops the cursor stack, so Previous returns to exactly
+ * the page seen before. Another path or query (a filter changed, also by Back) starts again at
+ * the first page. The first page polls (new objects appear at the top); older pages hold still.
  */
-export function usePagedList<T extends { id: string }>(
+export function usePagedList<T extends Cursored>(
   path: string,
   query: Query,
   pollMs?: number,
@@ -21,7 +22,7 @@ export function usePagedList<T extends { id: string }>(
   }
   const after = cursors.at(-1);
   const resource = useResource(
-    () => api.get<List<T>>(path, { ...query, limit: query.limit ?? 20, starting_after: after }),
+    (signal) => api.get<List<T>>(path, { ...query, limit: query.limit ?? 20, starting_after: after }, signal),
     [key, after],
     after ? undefined : pollMs,
   );
@@ -35,11 +36,14 @@ export function usePagedList<T extends { id: string }>(
       previous: () => setCursors((c) => c.slice(0, -1)),
       next: () => {
         const last = data?.data.at(-1);
-        if (last) setCursors((c) => [...c, last.id]);
+        if (last) setCursors((c) => [...c, cursorOf(last)]);
       },
     },
   };
 }
+
+type Cursored = { id: string } | { name: string };
+const cursorOf = (item: Cursored): string => ("id" in item ? item.id : item.name);
 
 export type PagerState = {
   page: number;

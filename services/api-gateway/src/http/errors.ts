@@ -57,3 +57,17 @@ export const internal = () =>
     "internal_error",
     "Something went wrong on our side. Please try again later.",
   );
+
+/**
+ * Express fails to decode a path parameter that is not valid percent-encoding (`/v3/apps/%E0`)
+ * with a URIError; that is the caller's mistake, a 400, not ours.
+ */
+export function malformedPathError(err: unknown): ApiError | null {
+  if (!(err instanceof URIError)) return null;
+  return new ApiError(
+    400,
+    "invalid_request_error",
+    "invalid_path",
+    "The request path is not valid: a part of it is not properly percent-encoded.",
+  );
+}

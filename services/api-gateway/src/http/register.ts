@@ -6,7 +6,7 @@ import { ApiError, unauthenticated } from "./errors.ts";
 import { requestHash, withIdempotency } from "./idempotency.ts";
 import type { RateLimiter } from "./rateLimit.ts";
 import { expressPath, type RouteSpec, type Schema } from "./route.ts";
-import { authenticateSession, checkSessionAllows, cookieValue } from "./session.ts";
+import { authenticateSession, checkSessionAllows, cookieValue, PAGE_HEADER, pageOf } from "./session.ts";
 import { validate } from "./validate.ts";
 
 const noFields: Schema = { type: "object", additionalProperties: false, properties: {} };
@@ -40,7 +40,7 @@ async function authenticate(
   if (route.auth === "account") {
     const cookie = req.headers.authorization ? undefined : cookieValue(req.headers.cookie);
     const account = cookie
-      ? await authenticateSession(deps.prisma, cookie)
+      ? await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]))
       : await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
     checkSessionAllows(account, route);
     limiter.take(account.id);

@@ -18,11 +18,19 @@ export type RouteSpec = {
    * for this route whatever its method. Absent: portal sessions get a 403.
    */
   portal?: "read" | "write";
+  /**
+   * Only an API key may call this: it makes or revokes credentials. A dashboard session (a
+   * link valid for a limited time) gets a 403, so it cannot outlive itself; a portal session
+   * always does.
+   */
+  apiKeyOnly?: true;
   tag: string;
   summary: string;
   description?: string;
   /** Path parameters, each a string, with their descriptions. */
   params?: Record<string, string>;
+  /** Request headers the route reads (other than authentication), each a string, with their descriptions. */
+  headers?: Record<string, string>;
   /** An object schema of the query string (values coerced from strings). */
   query?: Schema;
   /** An object schema of the body. */

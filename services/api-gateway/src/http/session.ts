@@ -27,14 +27,42 @@ export function sessionCookie(secret: string, maxAgeSeconds: number, secure: boo
   return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}${secure ? "; Secure" : ""}`;
 }
 
-/** The account behind a session cookie, limited as the session is; a 401 when it is not valid. */
+/**
+ * The page a browser request comes from: the portal and the dashboard send `Herald-Page` with
+ * every call. Both share the one cookie, so opening a customer's portal link replaces the
+ * dashboard's session in that browser (and the other way round): a page that finds a session
+ * of the other kind is told so (401) instead of silently working as the other one.
+ */
+export type Page = "portal" | "dashboard";
+export const PAGE_HEADER = "herald-page";
+
+export function pageOf(header: string | string[] | undefined): Page | undefined {
+  return header === "portal" || header === "dashboard" ? header : undefined;
+}
+
+const OTHER_SESSION: Record<Page, string> = {
+  dashboard: "This browser opened a customer portal since; sign in to the dashboard again.",
+  portal: "This browser signed in to the Herald dashboard since; open a new portal link.",
+};
+
+/** A 401 when a page's request carries a session of the other kind. */
+export function checkPage(kind: string, page: Page | undefined): void {
+  if (page && kind !== page) throw unauthenticated(OTHER_SESSION[page]);
+}
+
+/**
+ * The account behind a session cookie, limited as the session is; a 401 when it is not valid,
+ * or, on a request from `page`, of the other kind.
+ */
 export async function authenticateSession(
   prisma: Pick<PrismaClient, "session">,
   cookie: string,
+  page?: Page,
 ): Promise<Account> {
   const session = await prisma.session.findUnique({ where: { cookieHash: sessionHash(cookie) } });
   if (!session || session.revokedAt) throw unauthenticated("This session has ended. Open a new link.");
   if (session.expiresAt <= new Date()) throw unauthenticated("This session has expired. Open a new link.");
+  checkPage(session.kind, page);
   return session.kind === "portal"
     ? {
         id: session.accountId,
@@ -46,8 +74,19 @@ export async function authenticateSession(
     : { id: session.accountId, keyId: "", via: "dashboard" };
 }
 
-/** A portal session may use only the routes the portal shows (and only reads when read-only). */
+/**
+ * A portal session may use only the routes the portal shows (and only reads when read-only);
+ * a dashboard session every route but those that make or revoke credentials.
+ */
 export function checkSessionAllows(account: Account, route: RouteSpec): void {
+  if (account.via === "dashboard" && route.apiKeyOnly) {
+    throw new ApiError(
+      403,
+      "invalid_request_error",
+      "forbidden",
+      "A dashboard session cannot make or revoke credentials: use an API key.",
+    );
+  }
   if (account.via !== "portal") return;
   const allowed = route.portal === "write" || (route.portal === "read" && route.method === "get");
   if (!allowed || (account.readOnly && route.method !== "get")) {

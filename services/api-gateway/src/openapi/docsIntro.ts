@@ -13,6 +13,7 @@ export function errorDescription(doc: OpenApiDocument, status: string): string {
 const ERROR_TYPES: [string, string][] = [
   ["400", "invalid_request_error"],
   ["401", "authentication_error"],
+  ["403", "invalid_request_error (`forbidden`)"],
   ["404", "invalid_request_error (`resource_missing`)"],
   ["409", "invalid_request_error"],
   ["413", "invalid_request_error"],

@@ -58,7 +58,14 @@ const errorSchema: Schema = {
 
 const errorResponses: Record<string, { description: string }> = {
   "400": { description: "A parameter is missing or invalid (`param` names it), bad JSON, or a bad schema." },
-  "401": { description: "No key, a malformed key, or a revoked key." },
+  "401": {
+    description:
+      "No key, a malformed key, or a revoked key; for a browser, a session that ended, expired, or is not the page's kind (`Herald-Page`).",
+  },
+  "403": {
+    description:
+      "A browser session may not do this (`forbidden`): a portal session only what the portal shows of its app, and only reads when read-only; a dashboard session anything but making or revoking credentials.",
+  },
   "404": { description: "No such object in this account (another account's objects are 404 too)." },
   "409": {
     description:
@@ -102,7 +109,7 @@ function operation(route: RouteSpec): Operation {
     if (status === "422") return route.path === "/v3/events" && route.method === "post";
     if (status === "409") return route.method === "post";
     if (status === "413" || status === "415") return route.method === "post";
-    if (status === "429") return route.auth === "account";
+    if (status === "429" || status === "403") return route.auth === "account";
     return true;
   });
   return {
@@ -120,6 +127,13 @@ function operation(route: RouteSpec): Operation {
         schema: { type: "string" },
       })),
       ...queryParameters(route.query),
+      ...Object.entries(route.headers ?? {}).map(([name, description]) => ({
+        name,
+        in: "header" as const,
+        required: false,
+        description,
+        schema: { type: "string" },
+      })),
       ...(route.method === "post" && route.auth === "account"
         ? [
             {

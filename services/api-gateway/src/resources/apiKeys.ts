@@ -51,9 +51,11 @@ export const apiKeyRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/api-keys",
     auth: "account",
+    apiKeyOnly: true,
     tag: "API keys",
     summary: "Create an API key",
-    description: "The response carries the secret `key`. It is shown this once: only a hash is kept.",
+    description:
+      "The response carries the secret `key`. It is shown this once: only a hash is kept. Only an API key may make one: a browser session gets a `403`.",
     body: {
       type: "object",
       additionalProperties: false,
@@ -88,9 +90,11 @@ export const apiKeyRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/api-keys/{id}",
     auth: "account",
+    apiKeyOnly: true,
     tag: "API keys",
     summary: "Revoke an API key",
-    description: "From now on the key is a 401. A key may revoke itself.",
+    description:
+      "From now on the key is a 401. A key may revoke itself. Only an API key may revoke one: a browser session gets a `403`.",
     params: { id: "The key's id." },
     response: { status: 200, schema: deletedSchema("api_key"), description: "The key was revoked." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {

@@ -1,4 +1,4 @@
-import { webhookPayload } from "@herald/contracts";
+import { redactHeaders, webhookPayload } from "@herald/contracts";
 import { isId } from "@herald/db";
 import type { Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
@@ -97,7 +97,7 @@ const requestSchema: Schema = {
       type: ["object", "null"],
       additionalProperties: { type: "string" },
       description:
-        "Every header Herald set (`content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature`) and the endpoint's custom headers, as sent. Null while the attempt is pending, and for attempts made before Herald recorded them.",
+        "Every header Herald set (`content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature`) and the endpoint's custom headers, as sent, except that a header that looks like a credential shows `[redacted]` in place of its value: `Authorization`, `Proxy-Authorization`, `Cookie`, and any name containing `token`, `secret`, `key`, `password`, `auth`, `session`, `signature` or `credential` (but `webhook-signature`, which is no secret). Herald never stores those values with an attempt; the receiver got them as set. Null while the attempt is pending, and for attempts made before Herald recorded them.",
       examples: [
         {
           "content-type": "application/json",
@@ -106,6 +106,7 @@ const requestSchema: Schema = {
           "webhook-timestamp": "1795255200",
           "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
           "X-Tenant": "acme",
+          Authorization: "[redacted]",
         },
       ],
     },
@@ -136,7 +137,8 @@ async function requestOf(deps: Pick<Deps, "pool">, attempt: { eventId: string; r
   const event = rows[0];
   if (!event) return null;
   return {
-    headers: (attempt.requestHeaders ?? null) as Record<string, string> | null,
+    // Redacted again when shown: attempts recorded before senders redacted are covered too.
+    headers: attempt.requestHeaders ? redactHeaders(attempt.requestHeaders as Record<string, string>) : null,
     body: webhookPayload(event.type, event.created_at, event.data),
   };
 }

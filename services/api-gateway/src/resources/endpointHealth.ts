@@ -1,5 +1,6 @@
 import { idFloor } from "@herald/db";
 import type { Ctx, Deps } from "../context.ts";
+import { notFound } from "../http/errors.ts";
 import { pagingProperties } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, iso, listAppFilter, nullableTimestamp } from "./common.ts";
@@ -89,7 +90,9 @@ export const endpointHealthRoutes: RouteSpec[] = [
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const endpoint = await findEndpoint(deps.prisma, account, params.id);
       const [row] = await health(deps, { accountId: account.id, endpointId: endpoint.id }, 1);
-      return { body: { object: "endpoint_stats", endpoint: endpoint.id, window: "24h", ...countsOf(row!) } };
+      // Deleted since it was found: as gone as if it had been before.
+      if (!row) throw notFound("endpoint", params.id);
+      return { body: { object: "endpoint_stats", endpoint: endpoint.id, window: "24h", ...countsOf(row) } };
     },
   },
   {

@@ -103,7 +103,8 @@ export const endpointFields: Record<string, Schema> = {
     type: "object",
     maxProperties: 20,
     additionalProperties: { type: "string", maxLength: 4096 },
-    description: "Extra request headers, as a map. In a form body: `headers[X-Foo]=bar`.",
+    description:
+      "Extra request headers, as a map. In a form body: `headers[X-Foo]=bar`. An attempt's recorded request shows credential-like ones (`Authorization`, names with `token`, `key`, `secret`…) as `[redacted]`.",
   },
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
 };

@@ -6,6 +6,9 @@ import {
   authenticateSession,
   cookieValue,
   newSecret,
+  PAGE_HEADER,
+  type Page,
+  pageOf,
   SESSION_COOKIE,
   sessionCookie,
   sessionHash,
@@ -95,6 +98,17 @@ async function makeSession(
 
 const byApp = { app: "The app's id or uid." };
 
+const pageHeader = {
+  "Herald-Page":
+    "`portal` or `dashboard`: the page calling, which the portal and the dashboard send with every call. A session of the other kind is then refused (`401`, saying so) rather than used, and left as it is: both pages share one cookie in a browser.",
+};
+
+/** The page a link is for, to say so when it was opened on the other one. */
+const WRONG_LINK: Record<Page, string> = {
+  portal: "This is a dashboard sign-in link, not a portal link: open it under /dashboard.",
+  dashboard: "This is a customer portal link, not a dashboard sign-in link: open it under /portal.",
+};
+
 export const sessionRoutes: RouteSpec[] = [
   {
     method: "post",
@@ -162,9 +176,11 @@ export const sessionRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/dashboard-sessions",
     auth: "account",
+    apiKeyOnly: true,
     tag: "Sessions",
     summary: "Create a dashboard session",
-    description: "A link that signs a browser in to the account's dashboard, valid for `expires_in` seconds.",
+    description:
+      "A link that signs a browser in to the account's dashboard, valid for `expires_in` seconds. Only an API key may make one: a browser session gets a `403`, so a dashboard session cannot extend itself. A dashboard session can do what an API key can, except make or revoke API keys and make dashboard links.",
     body: { type: "object", additionalProperties: false, properties: { expires_in: expiresIn } },
     response: { status: 201, schema: ref("DashboardSession"), description: "The session and its link." },
     async handler(ctx: Ctx<object, object, { expires_in: number }>) {
@@ -188,7 +204,8 @@ export const sessionRoutes: RouteSpec[] = [
     tag: "Sessions",
     summary: "Open a session",
     description:
-      "Exchanges a session link's token, once, for an HttpOnly, SameSite=Strict cookie. The portal and the dashboard call this on first load.",
+      "Exchanges a session link's token, once, for an HttpOnly, SameSite=Strict cookie. The portal and the dashboard call this on first load. With `Herald-Page`, a link of the other kind is refused (`401`) and stays unused.",
+    headers: pageHeader,
     body: {
       type: "object",
       additionalProperties: false,
@@ -196,21 +213,30 @@ export const sessionRoutes: RouteSpec[] = [
       properties: { token: { type: "string", minLength: 1, maxLength: 200 } },
     },
     response: { status: 200, schema: ref("Session"), description: "The session; the cookie is set." },
-    async handler({ body, deps }: Ctx<object, object, { token: string }>) {
+    async handler({ body, deps, req }: Ctx<object, object, { token: string }>) {
       const cookie = newSecret();
       const now = new Date();
-      // One exchange per token: a leaked link that was already opened opens nothing.
+      const page = pageOf(req.headers[PAGE_HEADER]);
+      const usable = {
+        tokenHash: sessionHash(body.token),
+        tokenUsedAt: null,
+        revokedAt: null,
+        expiresAt: { gt: now },
+      };
+      // One exchange per token: a leaked link that was already opened opens nothing. A link
+      // opened on the other page is left unused, to open where it belongs.
       const { count } = await deps.prisma.session.updateMany({
-        where: {
-          tokenHash: sessionHash(body.token),
-          tokenUsedAt: null,
-          revokedAt: null,
-          expiresAt: { gt: now },
-        },
+        where: { ...usable, ...(page ? { kind: page } : {}) },
         data: { tokenUsedAt: now, cookieHash: sessionHash(cookie) },
       });
-      if (!count)
-        throw unauthenticated("This link is invalid, expired, or was already opened. Ask for a new one.");
+      if (!count) {
+        const other = page ? await deps.prisma.session.findFirst({ where: usable }) : null;
+        throw unauthenticated(
+          other && page
+            ? WRONG_LINK[page]
+            : "This link is invalid, expired, or was already opened. Ask for a new one.",
+        );
+      }
       const session = await deps.prisma.session.findUniqueOrThrow({
         where: { cookieHash: sessionHash(cookie) },
       });
@@ -237,12 +263,13 @@ export const sessionRoutes: RouteSpec[] = [
     tag: "Sessions",
     summary: "The browser's session",
     description:
-      "The session of the cookie sent: what the portal or dashboard shows after a reload. `204` with no body when no session cookie was sent; `401` when the session ended or expired.",
+      "The session of the cookie sent: what the portal or dashboard shows after a reload. `204` with no body when no session cookie was sent; `401` when the session ended or expired, or is of the other kind than `Herald-Page`.",
+    headers: pageHeader,
     response: { status: 200, schema: ref("Session"), description: "The session." },
     async handler({ req, deps }: Ctx) {
       const cookie = cookieValue(req.headers.cookie);
       if (!cookie) return { status: 204, headers: { "Cache-Control": "no-store" }, body: undefined };
-      const account = await authenticateSession(deps.prisma, cookie);
+      const account = await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]));
       const session = await deps.prisma.session.findUniqueOrThrow({
         where: { cookieHash: sessionHash(cookie) },
       });
@@ -264,7 +291,9 @@ export const sessionRoutes: RouteSpec[] = [
     auth: "none",
     tag: "Sessions",
     summary: "End the browser's session",
-    description: "Revokes the session of the cookie sent, and clears the cookie.",
+    description:
+      "Revokes the session of the cookie sent, and clears the cookie. With `Herald-Page`, a session of the other kind is left alone (`deleted: false`): signing out of one page does not sign the browser out of the other.",
+    headers: pageHeader,
     response: {
       status: 200,
       schema: {
@@ -276,6 +305,12 @@ export const sessionRoutes: RouteSpec[] = [
     },
     async handler({ req, deps }: Ctx) {
       const cookie = cookieValue(req.headers.cookie);
+      const page = pageOf(req.headers[PAGE_HEADER]);
+      const session =
+        cookie && page
+          ? await deps.prisma.session.findUnique({ where: { cookieHash: sessionHash(cookie) } })
+          : null;
+      if (session && session.kind !== page) return { body: { object: "session", deleted: false } };
       const { count } = cookie
         ? await deps.prisma.session.updateMany({
             where: { cookieHash: sessionHash(cookie), revokedAt: null },
