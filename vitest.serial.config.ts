@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Tests that must run alone, after everything else: the failure tests restart RabbitMQ, and
-// the benchmark check wants the machine to itself.
+// Tests that must run alone, after everything else: the failure tests restart RabbitMQ, the
+// benchmark check wants the machine to itself, and the local-scaling test starts seven processes.
 export default defineConfig({
   test: {
     include: ["test/serial/**/*.test.ts"],

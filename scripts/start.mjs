@@ -2,11 +2,16 @@
 // migrate the database, start every service as its own process (logs prefixed by service),
 // and print the base URL and an API key. `npm start -- --senders 3 --dispatchers 2` runs
 // several dispatchers and senders, as replicas would run across pods.
+//
+// Everything it picks can be set in the environment, so a second instance (a test, say) can
+// run beside a developer's without sharing anything: PORT (8080), DATABASE_URL, AMQP_URL,
+// AMQP_PREFIX (herald), DISPATCHER_HEALTH_PORT (8081) and SENDER_HEALTH_PORT (8091) — replica i
+// takes the base port + i — and HERALD_STATE_DIR (.herald), where the local secrets are kept.
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import {
   ensureBackingServices,
@@ -30,13 +35,24 @@ function count(flag, fallback) {
 }
 const dispatchers = count("--dispatchers", 1);
 const senders = count("--senders", 1);
+/** The health port of the first replica; replica i listens on base + i. */
+function basePort(name, fallback) {
+  const value = Number(process.env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1 || value > 65535 - 32) {
+    console.error(`${name} must be a port number, got "${process.env[name]}"`);
+    process.exit(2);
+  }
+  return value;
+}
+const DISPATCHER_HEALTH_PORT = basePort("DISPATCHER_HEALTH_PORT", 8081);
+const SENDER_HEALTH_PORT = basePort("SENDER_HEALTH_PORT", 8091);
 
 ensureDependencies();
 await ensureBackingServices();
 ensureWebBuilt();
 
 // Local secrets, made once and kept in .herald/ (git-ignored), so restarts keep the same key.
-const stateDir = join(root, ".herald");
+const stateDir = resolve(root, process.env.HERALD_STATE_DIR || ".herald");
 const statePath = join(stateDir, "local.json");
 const state = readJson(statePath, {});
 state.encryptionKey ??= randomBytes(32).toString("base64");
@@ -63,8 +79,6 @@ if (run(process.execPath, ["--import", "tsx", "packages/db/src/migrateCli.ts"], 
   process.exit(1);
 
 const colors = { "api-gateway": 35, dispatcher: 33, sender: 32 };
-const DISPATCHER_HEALTH_PORT = 8081;
-const SENDER_HEALTH_PORT = 8091;
 const levels = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
 
 /** pino JSON → one readable line: `time level message key=value…`. */
