@@ -7,8 +7,9 @@
 # Each runs `node <bundle>` from /app as uid 1000, under tini (PID 1, passes SIGTERM on), with
 # production dependencies only: no tsx, no TypeScript, no dev dependency. Health is probed by
 # compose and Kubernetes on GET /healthz and /readyz, so the images declare no HEALTHCHECK.
-# The Node version is the LTS line the project runs on (engines: >=20.19), pinned exactly.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 22, an LTS line in maintenance (Node 20 reached its end of life in April 2026), pinned
+# exactly; the bundles target Node 20 (engines: >=20.19), so they run unchanged on it.
+ARG NODE_IMAGE=node:22.21.1-bookworm-slim
 
 # ---- build: every dependency, the Prisma client, the pages, the bundles ----
 FROM ${NODE_IMAGE} AS build

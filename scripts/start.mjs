@@ -45,7 +45,20 @@ function basePort(name, fallback) {
   return value;
 }
 const DISPATCHER_HEALTH_PORT = basePort("DISPATCHER_HEALTH_PORT", 8081);
-const SENDER_HEALTH_PORT = basePort("SENDER_HEALTH_PORT", 8091);
+// By default the senders' ports follow the dispatchers' (8091 up, or later with 11+ dispatchers).
+const SENDER_HEALTH_PORT = basePort(
+  "SENDER_HEALTH_PORT",
+  Math.max(8091, DISPATCHER_HEALTH_PORT + dispatchers),
+);
+if (
+  SENDER_HEALTH_PORT < DISPATCHER_HEALTH_PORT + dispatchers &&
+  DISPATCHER_HEALTH_PORT < SENDER_HEALTH_PORT + senders
+) {
+  console.error(
+    `The dispatchers' health ports (${DISPATCHER_HEALTH_PORT} up) and the senders' (${SENDER_HEALTH_PORT} up) overlap; set DISPATCHER_HEALTH_PORT or SENDER_HEALTH_PORT apart.`,
+  );
+  process.exit(2);
+}
 
 ensureDependencies();
 await ensureBackingServices();

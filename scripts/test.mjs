@@ -7,6 +7,7 @@ import {
   ensureBackingServices,
   ensureChromium,
   ensureDependencies,
+  ensureKubectl,
   ensureWebBuilt,
   pnpmCommand,
   readJson,
@@ -18,6 +19,7 @@ import {
 ensureDependencies();
 await ensureBackingServices();
 ensureChromium();
+ensureKubectl();
 // Always rebuilt: the browser tests must see the pages of this checkout.
 ensureWebBuilt({ force: true });
 

@@ -175,3 +175,40 @@ export function ensureChromium() {
     process.exit(1);
   }
 }
+
+/** deploy/ needs kustomize v5 (components, `labels`), which kubectl 1.27 and later embed. */
+export const KUSTOMIZE_MAJOR = 5;
+
+/** Why kubectl cannot render deploy/, or null when it can. */
+export function kubectlProblem() {
+  const found = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
+  if (found.error || found.status !== 0) return "kubectl is not installed";
+  const kustomize = /Kustomize Version: v(\d+)/.exec(found.stdout);
+  if (kustomize && Number(kustomize[1]) >= KUSTOMIZE_MAJOR) return null;
+  const client =
+    /GitVersion:"([^"]+)"/.exec(found.stdout)?.[1] ?? /Client Version: (v[\d.]+\S*)/.exec(found.stdout)?.[1];
+  return `kubectl ${client ?? "(unknown version)"} has ${kustomize ? `kustomize v${kustomize[1]}` : "no kustomize v4 or later"}, and deploy/ needs kustomize v${KUSTOMIZE_MAJOR} (kubectl 1.27 or later)`;
+}
+
+/**
+ * The Kubernetes tests (test/deploy/k8s*.test.ts) render deploy/ with `kubectl kustomize`.
+ * Uses the kubectl on PATH when it is new enough, else installs Debian's kubernetes-client.
+ * When that gives none or an older one (bookworm's is 1.20), says how to get one and goes on:
+ * the Kubernetes tests then fail with the same message, the others still run.
+ */
+export function ensureKubectl() {
+  if (!kubectlProblem()) return;
+  say("installing kubectl for the Kubernetes tests (apt-get install -y kubernetes-client)…");
+  const [cmd, ...pre] = process.getuid?.() === 0 ? ["apt-get"] : ["sudo", "apt-get"];
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const apt = (...args) => spawnSync(cmd, [...pre, ...args], { stdio: "inherit", env }).status;
+  const install = ["install", "-y", "--no-install-recommends", "kubernetes-client"];
+  if (apt(...install) !== 0 && apt("update") === 0) apt(...install);
+  const problem = kubectlProblem();
+  if (problem) {
+    console.error(
+      `${problem}: the Kubernetes tests will fail. Install kubectl 1.27 or later ` +
+        "(https://kubernetes.io/docs/tasks/tools/install-kubectl-linux/) and put it on PATH.",
+    );
+  }
+}

@@ -3,7 +3,15 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { databaseUrl, PG_URL, RUN_ID } from "../support/env.ts";
-import { type Container, containerEnv, find, render, root, sampleSecrets } from "../support/k8s.ts";
+import {
+  type Container,
+  containerEnv,
+  find,
+  migrationJob,
+  render,
+  root,
+  sampleSecrets,
+} from "../support/k8s.ts";
 
 /**
  * The ordering the manifests rely on, run for real against PostgreSQL: the services' init
@@ -12,7 +20,7 @@ import { type Container, containerEnv, find, render, root, sampleSecrets } from 
  * migration, on a first install where the database does not even exist yet.
  */
 const objects = render("production");
-const job = find(objects, "Job", "herald-migrate").spec.template.spec.containers[0] as Container;
+const job = migrationJob(objects).spec.template.spec.containers[0] as Container;
 const initContainer = (
   find(objects, "Deployment", "herald-api-gateway").spec.template.spec.initContainers as Container[]
 ).find((c) => c.name === "wait-for-migrations")!;
@@ -89,7 +97,8 @@ describe("the migration ordering", () => {
     expect(await check.exited).toBe(2);
     expect(check.output()).toContain("pending migration(s): 0001_init");
 
-    const waiting = runMigrate(initContainer, database, { MIGRATE_TIMEOUT: "3s" });
+    // A duration as every setting takes one (@herald/runtime's parseDuration): fractions too.
+    const waiting = runMigrate(initContainer, database, { MIGRATE_TIMEOUT: "2.5s" });
     expect(await waiting.exited, waiting.output()).toBe(1);
     expect(waiting.output()).toContain("timed out waiting for migration(s) 0001_init");
   });
@@ -108,6 +117,12 @@ describe("the migration ordering", () => {
     expect(waiting.output()).toContain("0001_init changed after they were applied");
     const check = runMigrate(job, database, {}, ["--check"]);
     expect(await check.exited).toBe(1);
+  });
+
+  it("refuses a MIGRATE_TIMEOUT that is not a duration", async () => {
+    const run = runMigrate(initContainer, newDatabase(), { MIGRATE_TIMEOUT: "soon" });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('MIGRATE_TIMEOUT must be a duration such as 90s or 10m, got "soon"');
   });
 
   it("refuses an unknown MIGRATE_MODE", async () => {

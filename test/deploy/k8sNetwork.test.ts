@@ -1,133 +1,72 @@
 import { describe, expect, it } from "vitest";
-import { find, type K8sObject, ofKind, overlays, render, targets } from "../support/k8s.ts";
+import { isBlockedAddress } from "../../services/sender/src/destinations.ts";
+import { find, ofKind, overlays, render, targets } from "../support/k8s.ts";
+import {
+  egressAllowed,
+  heraldPods,
+  inCidr,
+  ingressAllowed,
+  podIn as outside,
+  type Pod,
+} from "../support/networkPolicies.ts";
 
 /**
- * The NetworkPolicies, evaluated as a cluster's network plugin would for the connections that
- * matter: who can reach the gateway, the workers, RabbitMQ and PostgreSQL, and where Herald's
- * pods may connect to. The engines' pods carry the labels their operators give them.
+ * The NetworkPolicies, evaluated as a cluster's network plugin would (test/support/
+ * networkPolicies.ts) for the connections that matter: who can reach the gateway, the workers,
+ * RabbitMQ and PostgreSQL, and where Herald's pods may connect to. The engines' pods carry the
+ * labels their operators give them.
  */
-type Labels = Record<string, string>;
-type Selector = {
-  matchLabels?: Labels;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+const rabbit: Pod = {
+  name: "herald-rabbitmq-server-0",
+  namespace: "herald",
+  labels: {
+    "app.kubernetes.io/name": "herald-rabbitmq",
+    "app.kubernetes.io/component": "rabbitmq",
+    "app.kubernetes.io/part-of": "rabbitmq",
+  },
+  ports: { amqp: 5672, management: 15672, prometheus: 15692, epmd: 4369, cluster: 25672 },
 };
-type Peer = {
-  podSelector?: Selector;
-  namespaceSelector?: Selector;
-  ipBlock?: { cidr: string; except?: string[] };
+const postgres: Pod = {
+  name: "herald-db-1",
+  namespace: "herald",
+  labels: { "cnpg.io/cluster": "herald-db", "cnpg.io/instanceRole": "primary" },
+  ports: { postgresql: 5432, status: 8000, metrics: 9187 },
 };
-type PortRule = { port?: number | string; protocol?: string };
-type Pod = { name: string; namespace: string; labels: Labels; ports: Record<string, number> };
-type Destination = { pod: Pod } | { ip: string };
-
-function matches(selector: Selector, labels: Labels): boolean {
-  const exact = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return (
-    exact &&
-    (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
-      if (operator === "In") return values.includes(labels[key]!);
-      if (operator === "NotIn") return !values.includes(labels[key]!);
-      if (operator === "Exists") return key in labels;
-      if (operator === "DoesNotExist") return !(key in labels);
-      throw new Error(`operator ${operator}`);
-    })
-  );
-}
-
-const namespaceLabels = (name: string): Labels => ({ "kubernetes.io/metadata.name": name });
-
-function ipv4(ip: string): number {
-  return ip.split(".").reduce((n, part) => n * 256 + Number(part), 0);
-}
-function inCidr(ip: string, cidr: string): boolean {
-  if (cidr.includes(":") || ip.includes(":"))
-    return cidr.includes(":") === ip.includes(":") && cidr === "::/0";
-  const [base, bits] = cidr.split("/");
-  const size = 2 ** (32 - Number(bits));
-  return Math.floor(ipv4(ip) / size) === Math.floor(ipv4(base!) / size);
-}
-
-function peerMatches(peer: Peer, from: Pod | { ip: string }, policyNamespace: string): boolean {
-  if (peer.ipBlock) {
-    if (!("ip" in from)) return false;
-    return inCidr(from.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c) => inCidr(from.ip, c));
-  }
-  if (!("labels" in from)) return false;
-  const namespaceOk = peer.namespaceSelector
-    ? matches(peer.namespaceSelector, namespaceLabels(from.namespace))
-    : from.namespace === policyNamespace;
-  return namespaceOk && (!peer.podSelector || matches(peer.podSelector, from.labels));
-}
-
-function portMatches(rules: PortRule[] | undefined, port: number, target: Pod | null): boolean {
-  if (!rules?.length) return true;
-  return rules.some(
-    (r) =>
-      (r.protocol ?? "TCP") === "TCP" &&
-      (r.port === undefined ||
-        r.port === port ||
-        (typeof r.port === "string" && target?.ports[r.port] === port)),
-  );
-}
-
-function selecting(policies: K8sObject[], pod: Pod, type: "Ingress" | "Egress"): K8sObject[] {
-  return policies.filter(
-    (p) =>
-      p.metadata.namespace === pod.namespace &&
-      (p.spec.policyTypes ?? ["Ingress"]).includes(type) &&
-      matches(p.spec.podSelector, pod.labels),
-  );
-}
-
-/** May `from` open a TCP connection to `to` on `port`? */
-function ingressAllowed(policies: K8sObject[], from: Pod, to: Pod, port: number): boolean {
-  const applying = selecting(policies, to, "Ingress");
-  if (!applying.length) return true;
-  return applying.some((p) =>
-    (p.spec.ingress ?? []).some(
-      (rule: { from?: Peer[]; ports?: PortRule[] }) =>
-        (!rule.from?.length || rule.from.some((peer) => peerMatches(peer, from, to.namespace))) &&
-        portMatches(rule.ports, port, to),
-    ),
-  );
-}
-
-function egressAllowed(policies: K8sObject[], from: Pod, to: Destination, port: number): boolean {
-  const applying = selecting(policies, from, "Egress");
-  if (!applying.length) return true;
-  const target = "pod" in to ? to.pod : to;
-  return applying.some((p) =>
-    (p.spec.egress ?? []).some(
-      (rule: { to?: Peer[]; ports?: PortRule[] }) =>
-        (!rule.to?.length || rule.to.some((peer) => peerMatches(peer, target, from.namespace))) &&
-        portMatches(rule.ports, port, "pod" in to ? to.pod : null),
-    ),
-  );
-}
-
-function heraldPods(objects: K8sObject[]): Record<string, Pod> {
-  const pods: Record<string, Pod> = {};
-  for (const owner of objects.filter((o) => o.kind === "Deployment" || o.kind === "Job")) {
-    const template = owner.spec.template;
-    const ports: Record<string, number> = {};
-    for (const c of template.spec.containers)
-      for (const p of c.ports ?? []) if (p.name) ports[p.name] = p.containerPort;
-    pods[template.metadata.labels["app.kubernetes.io/component"]] = {
-      name: owner.metadata.name,
-      namespace: owner.metadata.namespace!,
-      labels: template.metadata.labels,
-      ports,
-    };
-  }
-  return pods;
-}
-
-const outside = (namespace: string, labels: Labels = {}): Pod => ({
-  name: namespace,
-  namespace,
-  labels,
-  ports: {},
-});
+const collector = outside("observability", { "app.kubernetes.io/name": "otel-collector" }, { otlp: 4318 });
+const publicV4 = "93.184.216.34";
+const publicV6 = "2606:2800:220:1:248:1893:25c8:1946";
+/** Somewhere on the nodes' or a peered network: a private address that is not a pod. */
+const privateHost = "10.0.0.10";
+/** An address of each range the senders refuse, and public ones. */
+const samples = [
+  publicV4,
+  "1.1.1.1",
+  "0.1.2.3",
+  "10.1.2.3",
+  "100.64.0.1",
+  "127.0.0.1",
+  "169.254.169.254",
+  "172.20.0.1",
+  "192.0.0.8",
+  "192.0.2.1",
+  "192.168.1.1",
+  "198.18.0.1",
+  "198.51.100.7",
+  "203.0.113.9",
+  "224.0.0.251",
+  "240.0.0.1",
+  publicV6,
+  "2001:4860:4860::8888",
+  "::",
+  "::1",
+  "64:ff9b::a00:1",
+  "100::1",
+  "2001:db8::1",
+  "fd00::1",
+  "fc00::5",
+  "fe80::1",
+  "ff02::1",
+];
 
 describe.each(Object.keys(targets) as (keyof typeof targets)[])("the network policies of %s", (target) => {
   const objects = render(target);
@@ -169,9 +108,10 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("the network pol
     expect(ingressAllowed(policies, dispatcher!, sender!, 8082)).toBe(false);
   });
 
-  it("let the senders call public addresses on any port, and no private or metadata address", () => {
-    for (const port of [443, 80, 8443]) {
-      expect(egressAllowed(policies, sender!, { ip: "93.184.216.34" }, port), `public:${port}`).toBe(true);
+  it("let the senders call public addresses on any port, and none the senders refuse themselves", () => {
+    for (const ip of [publicV4, publicV6]) {
+      for (const port of [443, 80, 8443])
+        expect(egressAllowed(policies, sender!, { ip }, port), `${ip}:${port}`).toBe(true);
     }
     for (const ip of [
       "169.254.169.254",
@@ -184,15 +124,66 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("the network pol
       expect(egressAllowed(policies, sender!, { ip }, 80), ip).toBe(false);
       expect(egressAllowed(policies, sender!, { ip }, 443), ip).toBe(false);
     }
+    // The network refuses what services/sender/src/destinations.ts refuses, IPv6 included.
+    for (const ip of samples) {
+      expect(egressAllowed(policies, sender!, { ip }, 443), ip).toBe(!isBlockedAddress(ip));
+    }
   });
 
-  it("let every Herald pod reach DNS, the database and the broker, and nothing else outside", () => {
+  it("let every Herald pod resolve names", () => {
     for (const pod of [gateway!, dispatcher!, sender!, migrate!]) {
-      for (const port of [53, 5432, 5672])
-        expect(egressAllowed(policies, pod, { ip: "10.0.0.10" }, port)).toBe(true);
+      expect(egressAllowed(policies, pod, { ip: privateHost }, 53, "UDP"), pod.name).toBe(true);
+      expect(egressAllowed(policies, pod, { ip: privateHost }, 53, "TCP"), pod.name).toBe(true);
     }
+  });
+
+  it("let the pods that use PostgreSQL reach it anywhere, and the senders nowhere but on a public address", () => {
     for (const pod of [gateway!, dispatcher!, migrate!]) {
-      expect(egressAllowed(policies, pod, { ip: "93.184.216.34" }, 443), pod.name).toBe(false);
+      expect(egressAllowed(policies, pod, { ip: privateHost }, 5432), pod.name).toBe(true);
+      expect(egressAllowed(policies, pod, { pod: postgres }, 5432), pod.name).toBe(true);
+    }
+    expect(egressAllowed(policies, sender!, { ip: privateHost }, 5432)).toBe(false);
+    expect(egressAllowed(policies, sender!, { ip: "192.168.10.20" }, 5432)).toBe(false);
+    expect(egressAllowed(policies, sender!, { pod: postgres }, 5432)).toBe(false);
+    expect(egressAllowed(policies, sender!, { ip: "fd12::5" }, 5432)).toBe(false);
+    // A public address is a webhook's, on any port: NetworkPolicies cannot take one port out
+    // of a range portably (endPort is ignored by some plugins), and the senders hold no
+    // database credentials.
+    expect(egressAllowed(policies, sender!, { ip: publicV4 }, 5432)).toBe(true);
+  });
+
+  it("let the gateway and the dispatcher reach a broker and a collector anywhere, the senders only in the cluster", () => {
+    for (const pod of [gateway!, dispatcher!]) {
+      for (const port of [5671, 5672, 4317, 4318]) {
+        expect(egressAllowed(policies, pod, { ip: privateHost }, port), `${pod.name}:${port}`).toBe(true);
+      }
+      expect(egressAllowed(policies, pod, { pod: rabbit }, 5672), pod.name).toBe(true);
+    }
+    expect(egressAllowed(policies, sender!, { pod: rabbit }, 5672)).toBe(true);
+    expect(egressAllowed(policies, sender!, { pod: rabbit }, 5671)).toBe(true);
+    expect(egressAllowed(policies, sender!, { pod: collector }, 4318)).toBe(true);
+    expect(egressAllowed(policies, sender!, { pod: collector }, 4317)).toBe(true);
+    for (const port of [5671, 5672, 4317, 4318, 15672, 8080]) {
+      expect(
+        egressAllowed(policies, sender!, { ip: privateHost }, port),
+        `sender to ${privateHost}:${port}`,
+      ).toBe(false);
+    }
+    // A pod of the cluster that is neither: only the collector's ports are open on it.
+    const other = outside("default", { app: "anything" });
+    expect(egressAllowed(policies, sender!, { pod: other }, 5672)).toBe(false);
+    expect(egressAllowed(policies, sender!, { pod: other }, 80)).toBe(false);
+  });
+
+  it("let the migration reach only DNS and PostgreSQL, and nothing but the senders reach outside", () => {
+    for (const port of [5671, 5672, 4317, 4318, 443]) {
+      expect(egressAllowed(policies, migrate!, { ip: privateHost }, port), String(port)).toBe(false);
+      expect(egressAllowed(policies, migrate!, { ip: publicV4 }, port), String(port)).toBe(false);
+    }
+    expect(egressAllowed(policies, migrate!, { pod: rabbit }, 5672)).toBe(false);
+    for (const pod of [gateway!, dispatcher!, migrate!]) {
+      expect(egressAllowed(policies, pod, { ip: publicV4 }, 443), pod.name).toBe(false);
+      expect(egressAllowed(policies, pod, { ip: publicV6 }, 443), pod.name).toBe(false);
     }
   });
 });
@@ -201,22 +192,6 @@ describe.each(overlays)("the engines' network policies in the %s overlay", (over
   const objects = render(overlay);
   const policies = ofKind(objects, "NetworkPolicy");
   const pods = heraldPods(objects);
-  const rabbit: Pod = {
-    name: "herald-rabbitmq-server-0",
-    namespace: "herald",
-    labels: {
-      "app.kubernetes.io/name": "herald-rabbitmq",
-      "app.kubernetes.io/component": "rabbitmq",
-      "app.kubernetes.io/part-of": "rabbitmq",
-    },
-    ports: { amqp: 5672, management: 15672, prometheus: 15692, epmd: 4369, cluster: 25672 },
-  };
-  const postgres: Pod = {
-    name: "herald-db-1",
-    namespace: "herald",
-    labels: { "cnpg.io/cluster": "herald-db", "cnpg.io/instanceRole": "primary" },
-    ports: { postgresql: 5432, status: 8000, metrics: 9187 },
-  };
 
   it("let Herald's pods and KEDA reach RabbitMQ over AMQP, its nodes each other, the operator its API", () => {
     for (const pod of Object.values(pods))
@@ -238,5 +213,22 @@ describe.each(overlays)("the engines' network policies in the %s overlay", (over
     expect(ingressAllowed(policies, outside("cnpg-system"), postgres, 8000)).toBe(true);
     expect(ingressAllowed(policies, outside("keda"), postgres, 5432)).toBe(false);
     expect(ingressAllowed(policies, outside("default"), postgres, 5432)).toBe(false);
+  });
+});
+
+describe("the address matching", () => {
+  it("places IPv4 and IPv6 addresses in their blocks, never in the other family's", () => {
+    expect(inCidr("10.1.2.3", "10.0.0.0/8")).toBe(true);
+    expect(inCidr("11.0.0.1", "10.0.0.0/8")).toBe(false);
+    expect(inCidr("172.31.255.255", "172.16.0.0/12")).toBe(true);
+    expect(inCidr("172.32.0.0", "172.16.0.0/12")).toBe(false);
+    expect(inCidr("fd00::1", "fc00::/7")).toBe(true);
+    expect(inCidr("fe80::1", "fc00::/7")).toBe(false);
+    expect(inCidr("fe80::abcd", "fe80::/10")).toBe(true);
+    expect(inCidr("::1", "::1/128")).toBe(true);
+    expect(inCidr("::2", "::1/128")).toBe(false);
+    expect(inCidr(publicV6, "::/0")).toBe(true);
+    expect(inCidr("10.0.0.1", "::/0")).toBe(false);
+    expect(inCidr("::1", "0.0.0.0/0")).toBe(false);
   });
 });

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig as dispatcherConfig } from "../../services/dispatcher/src/config.ts";
@@ -22,15 +24,19 @@ import { freePort } from "../support/processes.ts";
  * Each service started as its production pod would start it: with exactly the environment the
  * rendered manifests give its container (only the database, the broker, the queue prefix and
  * the port swapped for this machine's), then asked for every path its probes ask for, on the
- * port they name, and stopped with SIGTERM within its terminationGracePeriodSeconds.
+ * port they name, and stopped with SIGTERM within its terminationGracePeriodSeconds. Each gets
+ * an empty temporary directory of its own (TMPDIR, /tmp in the pod) and must leave it empty:
+ * the root filesystem is read-only and /tmp a small emptyDir, kept only for Node's own use.
  */
 const objects = render("production");
 const db = await createTestDatabase();
 const queues = createQueuePrefix();
 const running: ChildProcess[] = [];
+const tmpDirs: string[] = [];
 
 afterAll(async () => {
   for (const child of running) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
   await db.drop();
   const schedule = dispatcherConfig(
     containerEnv(objects, serviceContainer(objects, "dispatcher"), sampleSecrets("k")),
@@ -38,7 +44,7 @@ afterAll(async () => {
   await queues.remove(delayTiers(schedule));
 });
 
-type Started = { port: number; child: ChildProcess; output: () => string };
+type Started = { port: number; child: ChildProcess; output: () => string; tmp: string };
 
 async function start(service: Service): Promise<Started> {
   const container = serviceContainer(objects, service);
@@ -48,17 +54,20 @@ async function start(service: Service): Promise<Started> {
   expect(env[portVariable], `${service} sets ${portVariable}`).toBeDefined();
   Object.assign(env, { AMQP_URL, AMQP_PREFIX: queues.prefix, [portVariable]: String(port) });
   if (env.DATABASE_URL) env.DATABASE_URL = db.url;
+  const tmp = mkdtempSync(join(tmpdir(), `herald-k8s-${service}-`));
+  tmpDirs.push(tmp);
   // Nothing from this test's own environment: the pod's, plus what finds `node` and its modules.
   const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    // tsx, which the image does not have (it runs the bundle), would cache its output in TMPDIR.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmp, TSX_DISABLE_CACHE: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.push(child);
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
-  return { port, child, output: () => out };
+  return { port, child, output: () => out, tmp };
 }
 
 async function get(port: number, path: string): Promise<number> {
@@ -96,5 +105,9 @@ describe.each(Object.keys(services) as Service[])("the %s pod", (service) => {
     started.child.kill("SIGTERM");
     expect(await exited, started.output()).toBe(0);
     expect(Date.now() - t0).toBeLessThan(grace * 1000);
+  });
+
+  it("wrote nothing to its temporary directory while it ran", () => {
+    expect(readdirSync(started.tmp)).toEqual([]);
   });
 });

@@ -10,7 +10,16 @@ import * as networking from "kubernetes-models/networking.k8s.io/v1";
 import * as policy from "kubernetes-models/policy/v1";
 import * as core from "kubernetes-models/v1";
 import { afterAll, describe, expect, it } from "vitest";
-import { type K8sObject, ofKind, overlays, render, renderDir, root, targets } from "../support/k8s.ts";
+import {
+  type K8sObject,
+  migrationJob,
+  ofKind,
+  overlays,
+  render,
+  renderDir,
+  root,
+  targets,
+} from "../support/k8s.ts";
 import { validateRabbitmqCluster } from "../support/rabbitmqClusterSchema.ts";
 
 /**
@@ -125,7 +134,6 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("kubectl kustomi
       "Deployment/herald-api-gateway",
       "Deployment/herald-dispatcher",
       "Deployment/herald-sender",
-      "Job/herald-migrate",
       "Service/herald-api-gateway",
       "Ingress/herald-api-gateway",
       "HorizontalPodAutoscaler/herald-api-gateway",
@@ -135,6 +143,7 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("kubectl kustomi
     ])
       expect(names).toContain(name);
     expect(ofKind(objects, "ConfigMap")).toHaveLength(1);
+    expect(migrationJob(objects).metadata.name).toMatch(/^herald-migrate(-|$)/);
     for (const o of objects.filter((o) => o.kind !== "Namespace"))
       expect(o.metadata.namespace, o.kind).toBe("herald");
   });

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
 
 /**
@@ -38,35 +38,26 @@ function onPath(command: string): string | null {
   return null;
 }
 
+/** Kustomize v5 (components, `labels`, `replacements`), embedded in kubectl 1.27 and later. */
+const KUSTOMIZE_MAJOR = 5;
+const HOW =
+  "`npm test` installs it when it can (scripts/lib/setup.mjs, ensureKubectl); otherwise install kubectl 1.27 or later (https://kubernetes.io/docs/tasks/tools/install-kubectl-linux/) and put it on PATH";
 let kubectl: string | null = null;
 
 /**
- * kubectl with a kustomize that knows components and the `labels` field (v5, kubectl 1.27 or
- * later). Missing, it is installed from Debian's `kubernetes-client`; when that cannot be done,
- * or gives an older kubectl (bookworm's is 1.20), the error says so: these tests never pass
- * without rendering the manifests.
+ * The kubectl on PATH, checked to embed kustomize v5. Installing it is `npm test`'s job
+ * (scripts/lib/setup.mjs); here a missing or older one fails the tests with what to do: they
+ * never pass without rendering the manifests.
  */
-export function ensureKubectl(): string {
+export function kubectlPath(): string {
   if (kubectl) return kubectl;
-  let found = onPath("kubectl");
-  if (!found) {
-    try {
-      const apt = { stdio: "pipe" as const, env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } };
-      execFileSync("apt-get", ["update"], apt);
-      execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "kubernetes-client"], apt);
-    } catch (err) {
-      throw new Error(
-        `kubectl is not installed and installing Debian's kubernetes-client failed (run \`apt-get install kubernetes-client\` as root, or install kubectl 1.27 or later): ${(err as Error).message}`,
-      );
-    }
-    found = onPath("kubectl");
-    if (!found) throw new Error("kubernetes-client was installed but kubectl is not on PATH");
-  }
+  const found = onPath("kubectl");
+  if (!found) throw new Error(`kubectl is not installed: ${HOW}`);
   const version = execFileSync(found, ["version", "--client"], { encoding: "utf8", stdio: "pipe" });
   const kustomize = /Kustomize Version: v(\d+)/.exec(version);
-  if (!kustomize || Number(kustomize[1]) < 5) {
+  if (!kustomize || Number(kustomize[1]) < KUSTOMIZE_MAJOR) {
     throw new Error(
-      `${found} has kustomize ${kustomize ? `v${kustomize[1]}` : "older than v4"}; deploy/ needs kustomize v5 (kubectl 1.27 or later):\n${version}`,
+      `${found} has ${kustomize ? `kustomize v${kustomize[1]}` : "no kustomize v4 or later"}; deploy/ needs kustomize v${KUSTOMIZE_MAJOR}. ${HOW}.\n${version}`,
     );
   }
   kubectl = found;
@@ -75,7 +66,7 @@ export function ensureKubectl(): string {
 
 /** `kubectl kustomize <dir>`, parsed. Throws with kustomize's message when it cannot render. */
 export function renderDir(dir: string): K8sObject[] {
-  const out = execFileSync(ensureKubectl(), ["kustomize", dir], {
+  const out = execFileSync(kubectlPath(), ["kustomize", dir], {
     cwd: root,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
@@ -85,6 +76,32 @@ export function renderDir(dir: string): K8sObject[] {
     if (doc.errors.length) throw new Error(`${dir}: ${doc.errors[0]!.message}`);
     return doc.toJS() as K8sObject;
   });
+}
+
+/**
+ * An overlay as a user would change it: a copy of its files, the kustomization's text passed
+ * through `edit`, rendered, then removed. (An overlay on top of ours would not do: the Job's
+ * name is set in the kustomization that sets the images.)
+ */
+export function renderEdited(
+  overlay: (typeof overlays)[number],
+  edit: (kustomization: string) => string,
+): K8sObject[] {
+  const dir = join(
+    root,
+    "test-artifacts",
+    `k8s-edited-${process.pid}-${Math.random().toString(36).slice(2)}`,
+  );
+  cpSync(join(root, targets[overlay]), dir, { recursive: true });
+  try {
+    const file = join(dir, "kustomization.yaml");
+    const toDeploy = `${relative(dir, deployDir)}/`;
+    const text = readFileSync(file, "utf8").replaceAll("../../", toDeploy);
+    writeFileSync(file, edit(text));
+    return renderDir(relative(root, dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const rendered = new Map<Target, K8sObject[]>();
@@ -101,6 +118,15 @@ export function find(objects: K8sObject[], kind: string, name: string): K8sObjec
 
 export function ofKind(objects: K8sObject[], kind: string): K8sObject[] {
   return objects.filter((o) => o.kind === kind);
+}
+
+/** The migration Job: `herald-migrate`, or `herald-migrate-<tag>` where an overlay versions it. */
+export function migrationJob(objects: K8sObject[]): K8sObject {
+  const jobs = ofKind(objects, "Job").filter(
+    (o) => o.metadata.labels?.["app.kubernetes.io/component"] === "migrate",
+  );
+  if (jobs.length !== 1) throw new Error(`expected one migration Job, found ${jobs.length}`);
+  return jobs[0]!;
 }
 
 /** Herald's services, by the Deployment that runs each and its container. */
@@ -201,10 +227,26 @@ export function sampleSecrets(encryptionKey: string): SecretValues {
   };
 }
 
-/** Splits `registry/path/name:tag` into repository and tag. */
-export function imageParts(image: string): { repository: string; name: string; tag: string | null } {
+/**
+ * Splits `registry/path/name:tag` into its parts. The registry is the first component when it
+ * has a `.` or a `:` or is `localhost` (as Docker and containerd read it); otherwise there is
+ * none, and the image comes from Docker Hub.
+ */
+export function imageParts(image: string): {
+  registry: string | null;
+  repository: string;
+  name: string;
+  tag: string | null;
+} {
   const at = image.lastIndexOf(":");
   const hasTag = at > image.lastIndexOf("/");
   const repository = hasTag ? image.slice(0, at) : image;
-  return { repository, name: repository.split("/").pop()!, tag: hasTag ? image.slice(at + 1) : null };
+  const [first, ...rest] = repository.split("/");
+  const registry = rest.length && (/[.:]/.test(first!) || first === "localhost") ? first! : null;
+  return {
+    registry,
+    repository,
+    name: repository.split("/").pop()!,
+    tag: hasTag ? image.slice(at + 1) : null,
+  };
 }

@@ -8,8 +8,11 @@ import type { K8sObject } from "./k8s.ts";
  * (config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml in rabbitmq/cluster-operator): types,
  * patterns, limits and enums as there. Unlike the CRD it refuses fields it does not list, so a
  * field added to the manifests must be added here from the CRD first. `affinity` and
- * `tolerations` are the core types, checked with kubernetes-models.
+ * `tolerations` are the core types, checked with kubernetes-models. deploy/README.md installs
+ * the operator at RABBITMQ_CLUSTER_OPERATOR (test/deploy/k8sReadme.test.ts keeps the two in
+ * step): check a new version's CRD for these fields before changing it.
  */
+export const RABBITMQ_CLUSTER_OPERATOR = "v2.12.0";
 const quantity = {
   anyOf: [{ type: "integer" }, { type: "string" }],
   pattern:

@@ -1,3 +1,6 @@
+// The module, not @herald/runtime's index: that would bring the logger's and telemetry's
+// packages (pino, OpenTelemetry) into the migrate image, which needs none of them.
+import { parseDuration } from "../../runtime/src/config.ts";
 import { ensureDatabase, migrate } from "./migrate.ts";
 import { migrationStatus, waitForMigrations } from "./migrationStatus.ts";
 
@@ -9,19 +12,14 @@ import { migrationStatus, waitForMigrations } from "./migrationStatus.ts";
  * - `--check` (MIGRATE_MODE=check): exit 0 when every migration is applied, 2 when some are
  *   pending, 1 when the database cannot be read or an applied migration has changed;
  * - `--wait` (MIGRATE_MODE=wait): wait until every migration is applied, then exit 0; exit 1
- *   after MIGRATE_TIMEOUT (`--timeout=`, default 10m) or when an applied migration has changed.
+ *   after MIGRATE_TIMEOUT (`--timeout=`, default 10m; a duration as every other setting takes
+ *   it, e.g. 90s, 1.5m, 2h) or when an applied migration has changed.
  */
 const url = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/herald";
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
 const mode = flag("check") ? "check" : flag("wait") ? "wait" : (process.env.MIGRATE_MODE ?? "apply");
 const rawTimeout = flag("timeout")?.split("=")[1] ?? process.env.MIGRATE_TIMEOUT ?? "10m";
-
-function durationMs(raw: string): number | null {
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim());
-  if (!match) return null;
-  return Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? "ms"]!;
-}
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -41,7 +39,7 @@ if (mode === "apply") {
   if (status.pending.length) fail(`pending migration(s): ${status.pending.join(", ")}`, 2);
   console.log("database is up to date");
 } else if (mode === "wait") {
-  const timeoutMs = durationMs(rawTimeout);
+  const timeoutMs = parseDuration(rawTimeout);
   if (timeoutMs === null) fail(`MIGRATE_TIMEOUT must be a duration such as 90s or 10m, got "${rawTimeout}"`);
   await waitForMigrations(url, { timeoutMs, log: (line) => console.log(line) }).catch((err: Error) =>
     fail(err.message),
