@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { apiClient } from "../support/apiClient.ts";
 import { IMAGES, type ImageTarget, parseDockerfile, root, setting } from "../support/dockerfile.ts";
 import { AMQP_URL, databaseUrl, PG_URL, RUN_ID } from "../support/env.ts";
 import { createQueuePrefix } from "../support/isolation.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort, type NodeProcess, runNode } from "../support/processes.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 
 /**
@@ -28,26 +28,18 @@ let receiver: Receiver;
 
 type Running = {
   target: ImageTarget;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-};
+} & NodeProcess;
 
 /** Runs a target as its image would: the Dockerfile's CMD, from /app (here `<out>/<target>`). */
 function run(target: ImageTarget, env: Record<string, string>): Running {
   const [node, ...args] = setting(stages, target, "CMD") as string[];
   expect(node).toBe("node");
-  const child = spawn(process.execPath, args, {
+  const started = runNode(args, {
     cwd: join(out, target),
     // Nothing from this test process (no NODE_OPTIONS, no loader): the image's ENV and the service's.
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let text = "";
-  child.stdout!.on("data", (d) => (text += d));
-  child.stderr!.on("data", (d) => (text += d));
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  return { target, child, output: () => text, exited };
+  return { target, ...started };
 }
 
 async function ready(url: string, service: Running): Promise<void> {

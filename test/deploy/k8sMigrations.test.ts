@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import {
   root,
   sampleSecrets,
 } from "../support/k8s.ts";
+import { type NodeProcess, runNode } from "../support/processes.ts";
 
 /**
  * The ordering the manifests rely on, run for real against PostgreSQL: the services' init
@@ -41,7 +41,7 @@ function newDatabase(): string {
   return name;
 }
 
-type Run = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+type Run = NodeProcess;
 
 /** The migrate CLI as the container runs it: its environment from the manifests, our database. */
 function runMigrate(
@@ -51,16 +51,10 @@ function runMigrate(
   args: string[] = [],
 ): Run {
   const env = { ...containerEnv(objects, container, secrets), DATABASE_URL: databaseUrl(database), ...extra };
-  const child = spawn(process.execPath, ["--import", "tsx", "packages/db/src/migrateCli.ts", ...args], {
+  return runNode(["--import", "tsx", "packages/db/src/migrateCli.ts", ...args], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-  return { child, output: () => out, exited };
 }
 
 const settled = (run: Run, ms: number) =>

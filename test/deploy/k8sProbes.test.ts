@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +18,7 @@ import {
   serviceContainer,
   services,
 } from "../support/k8s.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort, runNode } from "../support/processes.ts";
 
 /**
  * Each service started as its production pod would start it: with exactly the environment the
@@ -57,17 +57,13 @@ async function start(service: Service): Promise<Started> {
   const tmp = mkdtempSync(join(tmpdir(), `herald-k8s-${service}-`));
   tmpDirs.push(tmp);
   // Nothing from this test's own environment: the pod's, plus what finds `node` and its modules.
-  const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
+  const { child, output } = runNode(["--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
     // tsx, which the image does not have (it runs the bundle), would cache its output in TMPDIR.
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmp, TSX_DISABLE_CACHE: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
   running.push(child);
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  return { port, child, output: () => out, tmp };
+  return { port, child, output, tmp };
 }
 
 async function get(port: number, path: string): Promise<number> {

@@ -2,13 +2,25 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 
-/** A service started as its own process, as `npm start` and a pod would run it. */
-export type ServiceProcess = {
-  name: string;
+/** A Node process whose output (stdout and stderr together) is kept for assertions. */
+export type NodeProcess = {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 };
+
+/** `node <args>` with exactly `env` (nothing inherited unless the caller passes it). */
+export function runNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): NodeProcess {
+  const child = spawn(process.execPath, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/** A service started as its own process, as `npm start` and a pod would run it. */
+export type ServiceProcess = NodeProcess & { name: string };
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -17,16 +29,11 @@ export function spawnService(
   name: string,
   env: Record<string, string>,
 ): ServiceProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join("services", service, "src", "main.ts")], {
+  const run = runNode(["--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { name, child, output: () => out, exited };
+  return { name, ...run };
 }
 
 export async function stopAll(services: ServiceProcess[]): Promise<void> {
