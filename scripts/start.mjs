@@ -14,6 +14,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import {
+  DEFAULT_AMQP_URL,
+  DEFAULT_DATABASE_URL,
   ensureBackingServices,
   ensureDependencies,
   ensureWebBuilt,
@@ -77,8 +79,8 @@ writeFileSync(statePath, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
 const env = {
   ...process.env,
   PORT: process.env.PORT ?? "8080",
-  DATABASE_URL: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/herald",
-  AMQP_URL: process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672",
+  DATABASE_URL: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+  AMQP_URL: process.env.AMQP_URL ?? DEFAULT_AMQP_URL,
   ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? state.encryptionKey,
   ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? state.adminToken,
   BOOTSTRAP_API_KEY: process.env.BOOTSTRAP_API_KEY ?? state.apiKey,

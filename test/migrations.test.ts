@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
+import { ATTEMPT_STATUSES, DELIVERY_STATUSES, REPLAY_STATUSES } from "@herald/db/statuses";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { PG_URL } from "./support/env.ts";
@@ -26,10 +27,11 @@ async function catalog(url: string): Promise<string[]> {
     const indexes = await client.query(
       `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
     );
+    // CHECK constraints are not Prisma's to describe: they are compared with the statuses below.
     const constraints = await client.query(`
       SELECT c.conrelid::regclass::text AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
-      WHERE n.nspname = 'public' ORDER BY rel, conname`);
+      WHERE n.nspname = 'public' AND c.contype <> 'c' ORDER BY rel, conname`);
     return [
       ...columns.rows.map((r) => `column ${JSON.stringify(r)}`),
       ...indexes.rows.map((r) => `index ${r.indexdef}`),
@@ -40,7 +42,43 @@ async function catalog(url: string): Promise<string[]> {
   }
 }
 
+/** The values each status column's CHECK constraint allows, from the migrated database. */
+async function allowedStatuses(url: string): Promise<Record<string, string[]>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ rel: string; def: string }>(`
+      SELECT c.conrelid::regclass::text AS rel, pg_get_constraintdef(c.oid) AS def
+      FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+      WHERE n.nspname = 'public' AND c.contype = 'c' AND c.conname LIKE '%status_check'`);
+    return Object.fromEntries(
+      rows.map((r) => [r.rel, [...r.def.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!)]),
+    );
+  } finally {
+    await client.end();
+  }
+}
+
 describe("migrations", () => {
+  it("let each status column hold exactly the statuses the code knows", async () => {
+    const db = await createTestDatabase();
+    dropped.push(db.drop);
+    expect(await allowedStatuses(db.url)).toEqual({
+      deliveries: [...DELIVERY_STATUSES],
+      attempts: [...ATTEMPT_STATUSES],
+      replays: [...REPLAY_STATUSES],
+    });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const refused = await client
+      .query(
+        "INSERT INTO replays (id, account_id, endpoint_id, status, queued) VALUES ('r', 'a', 'e', 'done', 0)",
+      )
+      .catch((err: { code?: string }) => err.code);
+    await client.end();
+    expect(refused).toBe("23514");
+  });
+
   it("build exactly the database schema.prisma describes", async () => {
     const migrated = await createTestDatabase();
     dropped.push(migrated.drop);

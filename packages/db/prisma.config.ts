@@ -1,3 +1,4 @@
+import { DEFAULT_DATABASE_URL } from "@herald/runtime/config";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { defineConfig } from "prisma/config";
 
@@ -9,7 +10,7 @@ export default defineConfig({
   experimental: { adapter: true },
   async adapter() {
     return new PrismaPg({
-      connectionString: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/herald",
+      connectionString: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     });
   },
 });

@@ -10,12 +10,13 @@ export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const PNPM_VERSION = "10.34.8";
 
 /**
- * Node flags every service runs with (service-node-flags.json, read by the benchmark too).
+ * Node flags every service runs with (packages/runtime/service-node-flags.json, read by the
+ * benchmark and the Dockerfile test too).
  * V8 sizes its heap to the machine (gigabytes here) and collects lazily; capping the old
  * space keeps each process under 250 MB resident under full load (`npm run bench`).
  */
 export const SERVICE_NODE_FLAGS = JSON.parse(
-  readFileSync(new URL("./service-node-flags.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../packages/runtime/service-node-flags.json", import.meta.url), "utf8"),
 );
 
 export function say(line) {
@@ -71,13 +72,17 @@ function reachable(host, port, timeoutMs = 1000) {
   });
 }
 
+/** The services' defaults (packages/runtime/src/config.ts), repeated for scripts that run before installing; a test keeps them equal. */
+export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/herald";
+export const DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
+
 const LOCAL = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 const services = [
   {
     name: "PostgreSQL",
     urlVar: "DATABASE_URL",
-    fallback: "postgresql://postgres@127.0.0.1:5432/herald",
+    fallback: DEFAULT_DATABASE_URL,
     port: 5432,
     start: () => {
       const version = execFileSync("ls", ["/etc/postgresql"], { encoding: "utf8" }).trim().split("\n")[0];
@@ -89,7 +94,7 @@ const services = [
   {
     name: "RabbitMQ",
     urlVar: "AMQP_URL",
-    fallback: "amqp://guest:guest@127.0.0.1:5672",
+    fallback: DEFAULT_AMQP_URL,
     port: 5672,
     start: () => ["rabbitmq-server", ["-detached"]],
     hint: "rabbitmq-server -detached",

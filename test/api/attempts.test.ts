@@ -36,7 +36,7 @@ beforeAll(async () => {
       deliveries.push(await seed.delivery({ eventId, endpointId, status: "retrying" }));
   }
   // 6 deliveries × 20 attempts = 120 attempts, in three statuses.
-  const statuses = ["failed", "succeeded", "pending"];
+  const statuses = ["failed", "succeeded", "pending"] as const;
   for (let n = 1; n <= 20; n++) {
     for (const [i, deliveryId] of deliveries.entries()) {
       await seed.attempt({ deliveryId, status: statuses[(n + i) % 3]!, attemptNumber: n });

@@ -189,7 +189,7 @@ describe("filtering events by their deliveries", () => {
   let two: string;
   /** Event i's deliveries: to `one` always, to `two` for even i. */
   const events: string[] = [];
-  const statuses = ["failed", "succeeded", "retrying", "failed", "pending", "dropped"];
+  const statuses = ["failed", "succeeded", "retrying", "failed", "pending", "dropped"] as const;
 
   beforeAll(async () => {
     await gw.request("POST", "/v3/apps", { json: { uid: "filters", name: "Filters" } });

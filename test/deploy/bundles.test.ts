@@ -143,6 +143,31 @@ describe("the image contents", () => {
     }
   });
 
+  it("leave out what a service does not use: no Prisma in the dispatcher, no Prisma and no pg in the sender", () => {
+    const holds = (target: ImageTarget) => {
+      const manifest = JSON.parse(readFileSync(join(out, target, "package.json"), "utf8"));
+      const bundle = readFileSync(join(out, target, IMAGES[target].bundle), "utf8");
+      const modules = new Set(installed(join(out, target)).map((p) => p.name));
+      return {
+        imports: Object.keys(manifest.dependencies),
+        modules,
+        prisma: /PrismaClient|@prisma\/client|prisma-client/.test(bundle),
+      };
+    };
+    const sender = holds("sender");
+    expect(sender.prisma).toBe(false);
+    expect(sender.imports.filter((d) => d === "pg" || d.startsWith("@prisma/"))).toEqual([]);
+    expect(
+      [...sender.modules].filter((m) => m === "pg" || m.startsWith("pg-") || m.startsWith("@prisma/")),
+    ).toEqual([]);
+    const dispatcher = holds("dispatcher");
+    expect(dispatcher.prisma).toBe(false);
+    expect(dispatcher.imports).toContain("pg");
+    expect(dispatcher.imports.filter((d) => d.startsWith("@prisma/"))).toEqual([]);
+    // The gateway is where Prisma reads well, and is bundled.
+    expect(holds("api-gateway").prisma).toBe(true);
+  });
+
   it("run with plain node: migrate, then gateway, dispatcher and sender deliver a signed event", async () => {
     const shared = { AMQP_URL, AMQP_PREFIX: queues.prefix, HEALTH_HOST: "127.0.0.1" };
     const DATABASE_URL = databaseUrl(dbName);

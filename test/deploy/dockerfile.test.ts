@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import SERVICE_NODE_FLAGS from "@herald/runtime/service-node-flags.json" with { type: "json" };
 import { describe, expect, it } from "vitest";
-import SERVICE_NODE_FLAGS from "../../scripts/lib/service-node-flags.json" with { type: "json" };
 import {
   baseImage,
   effective,

@@ -116,7 +116,9 @@ describe("the migration ordering", () => {
   it("refuses a MIGRATE_TIMEOUT that is not a duration", async () => {
     const run = runMigrate(initContainer, newDatabase(), { MIGRATE_TIMEOUT: "soon" });
     expect(await run.exited).toBe(1);
-    expect(run.output()).toContain('MIGRATE_TIMEOUT must be a duration such as 90s or 10m, got "soon"');
+    expect(run.output()).toContain(
+      'MIGRATE_TIMEOUT must be a duration such as 500ms, 5s, 5m, 2h or 5d, got "soon"',
+    );
   });
 
   it("refuses an unknown MIGRATE_MODE", async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig as dispatcherConfig } from "../../services/dispatcher/src/config.ts";
-import { delayTiers } from "../../services/dispatcher/src/retries.ts";
+import { delayTiers } from "../../services/dispatcher/src/retryPolicy.ts";
 import { AMQP_URL } from "../support/env.ts";
 import { createQueuePrefix, createTestDatabase } from "../support/isolation.ts";
 import {

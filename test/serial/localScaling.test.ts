@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "../../services/dispatcher/src/retries.ts";
+import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { apiClient } from "../support/apiClient.ts";
 import { root } from "../support/dockerfile.ts";
 import { databaseUrl, PG_URL, RUN_ID } from "../support/env.ts";

@@ -57,12 +57,12 @@ export function createQueuePrefix(): { prefix: string; remove: (delaysMs?: numbe
 }
 
 /** Reads every message waiting in a queue (acking them), for assertions. */
-export async function drainQueue(
-  queue: string,
-): Promise<{ name: string; body: unknown; messageId: string }[]> {
+export type Drained = { name: string; body: unknown; messageId: string; headers: Record<string, unknown> };
+
+export async function drainQueue(queue: string): Promise<Drained[]> {
   const conn = await amqp.connect(AMQP_URL);
   const ch = await conn.createChannel();
-  const out: { name: string; body: unknown; messageId: string }[] = [];
+  const out: Drained[] = [];
   for (;;) {
     const msg = await ch.get(queue, { noAck: true });
     if (!msg) break;
@@ -70,6 +70,7 @@ export async function drainQueue(
       name: msg.properties.type as string,
       body: JSON.parse(msg.content.toString()),
       messageId: msg.properties.messageId as string,
+      headers: (msg.properties.headers ?? {}) as Record<string, unknown>,
     });
   }
   await conn.close();

@@ -3,7 +3,13 @@ import type { AddressInfo } from "node:net";
 
 /** A local webhook receiver whose answers the test sets, recording every request it gets. */
 export type Received = { path: string; headers: IncomingHttpHeaders; body: string; at: number };
-export type Answer = { status?: number; headers?: Record<string, string>; body?: string; delayMs?: number };
+export type Answer = {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Text, or bytes as they are (NUL, invalid UTF-8). */
+  body?: string | Buffer;
+  delayMs?: number;
+};
 
 export type Receiver = {
   url: string;

@@ -1,4 +1,5 @@
-import { createPrisma, newId, type PrismaClient } from "@herald/db";
+import { createPool, createPrisma, newId, type PrismaClient } from "@herald/db";
+import type { AttemptStatus, DeliveryStatus } from "@herald/db/statuses";
 
 /**
  * Rows only the dispatcher writes (deliveries and attempts), seeded straight into a test's
@@ -9,16 +10,17 @@ export type Seeder = {
   delivery(input: {
     eventId: string;
     endpointId: string;
-    status: string;
+    status: DeliveryStatus;
     attempts?: number;
     lastAttemptAt?: Date;
   }): Promise<string>;
-  attempt(input: { deliveryId: string; status: string; attemptNumber: number }): Promise<string>;
+  attempt(input: { deliveryId: string; status: AttemptStatus; attemptNumber: number }): Promise<string>;
   close(): Promise<void>;
 };
 
 export function seeder(databaseUrl: string): Seeder {
-  const prisma = createPrisma({ databaseUrl, poolSize: 2 });
+  const pool = createPool(databaseUrl, 2);
+  const prisma = createPrisma(pool);
   return {
     prisma,
     async delivery({ eventId, endpointId, status, attempts = 1, lastAttemptAt = new Date() }) {
@@ -69,6 +71,9 @@ export function seeder(databaseUrl: string): Seeder {
       });
       return row.id;
     },
-    close: () => prisma.$disconnect(),
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
   };
 }

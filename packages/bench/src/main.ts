@@ -6,6 +6,7 @@
  */
 import { join, relative } from "node:path";
 import { ensureDatabase } from "@herald/db";
+import { DEFAULT_AMQP_URL, DEFAULT_DATABASE_URL } from "@herald/runtime/config";
 import { createApps, deleteApps } from "./apps.ts";
 import { type Ceilings, httpCeiling, postgresCeiling, rabbitmqCeiling } from "./ceilings.ts";
 import { cleanUp, onCleanUp } from "./cleanup.ts";
@@ -31,10 +32,8 @@ if ("error" in parsed) {
 }
 const options = parsed;
 const durations = options.quick ? QUICK : FULL;
-const amqpUrl = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
-const databaseUrl = benchDatabaseUrl(
-  process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/herald",
-);
+const amqpUrl = process.env.AMQP_URL ?? DEFAULT_AMQP_URL;
+const databaseUrl = benchDatabaseUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
 
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();

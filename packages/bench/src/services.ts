@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import SERVICE_NODE_FLAGS from "../../../scripts/lib/service-node-flags.json" with { type: "json" };
+import SERVICE_NODE_FLAGS from "@herald/runtime/service-node-flags.json" with { type: "json" };
 
 export type ServiceKind = "api-gateway" | "dispatcher" | "sender";
 

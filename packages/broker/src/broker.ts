@@ -3,10 +3,24 @@ import type { Writable } from "node:stream";
 import type { MessageName, MessageTypes } from "@herald/contracts";
 import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
 import type { Attributes, Link } from "@opentelemetry/api";
-import amqp, { type ChannelModel, type ConfirmChannel } from "amqplib";
+import amqp, { type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from "amqplib";
 import { coalesceWrites } from "./coalesce.ts";
-import { type BatchSpec, Consumer, type Handlers } from "./consumer.ts";
-import { declareTopology, type Topology, topologyNames } from "./topology.ts";
+import {
+  type BatchSpec,
+  Consumer,
+  type ConsumerOptions,
+  type DeadReason,
+  defaultPolicy,
+  type HandlersFor,
+} from "./consumer.ts";
+import { BrokerUnavailableError, isTransientBrokerError } from "./errors.ts";
+import {
+  declareTopology,
+  type MessagesOf,
+  type QueueRole,
+  type Topology,
+  topologyNames,
+} from "./topology.ts";
 
 export type PublishOptions = {
   messageId?: string;
@@ -17,12 +31,6 @@ export type PublishOptions = {
   attributes?: Attributes;
 };
 
-export class BrokerUnavailableError extends Error {
-  constructor(message = "broker is not connected") {
-    super(message);
-  }
-}
-
 export type BrokerOptions = {
   url: string;
   prefix: string;
@@ -31,7 +39,19 @@ export type BrokerOptions = {
   onConnected?: () => void;
   /** Retry delays to declare delay queues for (the dispatcher's schedule). */
   delaysMs?: readonly number[];
+  /**
+   * Which handler errors are worth retrying in place (the database away, a deadlock), beside
+   * the broker's own; every other error counts towards dead-lettering the message.
+   */
+  isTransient?: (err: unknown) => boolean;
 };
+
+type EachHandlers = Extract<ConsumerOptions["handle"], { kind: "each" }>["handlers"];
+
+/** A queue a single-message role consumes: what `consumeBatch` accepts. */
+type SingleMessageRole = {
+  [Q in QueueRole]: [MessagesOf<Q>] extends [infer K] ? ([K] extends [MessagesOf<Q>] ? Q : never) : never;
+}[QueueRole];
 
 /**
  * One connection with one confirm channel, reconnected with capped backoff (100 ms doubling
@@ -47,6 +67,7 @@ export class Broker {
   private backoffMs = 100;
   private readonly waiters = new Set<() => void>();
   private readonly consumers: Consumer[] = [];
+  private readonly deadListeners: ((queue: string, reason: DeadReason) => void)[] = [];
 
   constructor(private readonly options: BrokerOptions) {
     this.topology = topologyNames(options.prefix);
@@ -173,26 +194,31 @@ export class Broker {
     payload: MessageTypes[K],
     options: PublishOptions,
   ): Promise<void> {
+    return this.confirmed(exchange, routingKey, Buffer.from(JSON.stringify(payload)), {
+      persistent: true,
+      contentType: "application/json",
+      type: name,
+      messageId: options.messageId ?? randomUUID(),
+      timestamp: Math.floor(Date.now() / 1000),
+      headers: options.headers ?? {},
+    });
+  }
+
+  /** One publish on the confirm channel; resolves once the broker confirms it. */
+  private confirmed(
+    exchange: string,
+    routingKey: string,
+    content: Buffer,
+    properties: Options.Publish,
+  ): Promise<void> {
     const channel = this.channel;
     if (!channel) return Promise.reject(new BrokerUnavailableError());
     return new Promise((resolve, reject) => {
       try {
-        channel.publish(
-          exchange,
-          routingKey,
-          Buffer.from(JSON.stringify(payload)),
-          {
-            persistent: true,
-            contentType: "application/json",
-            type: name,
-            messageId: options.messageId ?? randomUUID(),
-            timestamp: Math.floor(Date.now() / 1000),
-            headers: options.headers ?? {},
-          },
-          (err) =>
-            err
-              ? reject(new BrokerUnavailableError(`publish not confirmed: ${err.message ?? err}`))
-              : resolve(),
+        channel.publish(exchange, routingKey, content, properties, (err) =>
+          err
+            ? reject(new BrokerUnavailableError(`publish not confirmed: ${err.message ?? err}`))
+            : resolve(),
         );
       } catch (err) {
         reject(new BrokerUnavailableError((err as Error).message));
@@ -211,32 +237,59 @@ export class Broker {
   }
 
   /**
-   * Consumes a queue with these handlers, from now on and after every reconnection. Handlers
-   * must be idempotent: a message is redelivered when a process or the broker dies before
-   * the ack.
+   * Consumes a queue with one handler per message bound to it, from now on and after every
+   * reconnection. Handlers must be idempotent: a message is redelivered when a process or the
+   * broker dies before the ack.
    */
-  async consume(queue: string, handlers: Handlers, prefetch: number): Promise<Consumer> {
-    const consumer = new Consumer({ queue, handlers, prefetch, logger: this.options.logger });
+  consume<Q extends QueueRole>(role: Q, handlers: HandlersFor<Q>, prefetch: number): Promise<Consumer> {
+    return this.addConsumer(role, prefetch, { kind: "each", handlers: handlers as EachHandlers });
+  }
+
+  /** Consumes a queue of one kind of message in batches (see BatchSpec); same guarantees. */
+  consumeBatch<Q extends SingleMessageRole>(
+    role: Q,
+    batch: BatchSpec<MessagesOf<Q>>,
+    prefetch: number,
+  ): Promise<Consumer> {
+    return this.addConsumer(role, prefetch, {
+      kind: "batch",
+      batch: batch as unknown as BatchSpec<MessageName>,
+    });
+  }
+
+  private async addConsumer(
+    role: QueueRole,
+    prefetch: number,
+    handle: ConsumerOptions["handle"],
+  ): Promise<Consumer> {
+    const { logger, isTransient } = this.options;
+    const consumer = new Consumer({
+      queue: this.topology.queues[role],
+      prefetch,
+      logger,
+      handle,
+      policy: defaultPolicy((err) => isTransientBrokerError(err) || (isTransient?.(err) ?? false)),
+      deadLetter: (msg, headers) => this.copyToDead(msg, headers),
+      onDeadLettered: (queue, reason) => {
+        for (const listen of this.deadListeners) listen(queue, reason);
+      },
+    });
     this.consumers.push(consumer);
     if (this.model) await consumer.attach(this.model);
     return consumer;
   }
 
-  /** Consumes a queue of one kind of message in batches (see BatchSpec); same guarantees. */
-  async consumeBatch<K extends MessageName>(
-    queue: string,
-    batch: BatchSpec<K>,
-    prefetch: number,
-  ): Promise<Consumer> {
-    const consumer = new Consumer({
-      queue,
-      batch: batch as unknown as BatchSpec,
-      prefetch,
-      logger: this.options.logger,
+  /** Called for each message a consumer of this broker moves to `<prefix>.dead`. */
+  onDeadLettered(listen: (queue: string, reason: DeadReason) => void): void {
+    this.deadListeners.push(listen);
+  }
+
+  /** A copy of a consumed message, headers added, to the dead exchange; resolves once confirmed. */
+  private copyToDead(msg: ConsumeMessage, headers: Record<string, string | number>): Promise<void> {
+    return this.confirmed(this.topology.deadExchange, msg.fields.routingKey, msg.content, {
+      ...msg.properties,
+      headers: { ...msg.properties.headers, ...headers },
     });
-    this.consumers.push(consumer);
-    if (this.model) await consumer.attach(this.model);
-    return consumer;
   }
 
   /** Stops every consumer and waits for the messages in hand; publishing still works. */

@@ -10,6 +10,8 @@ import {
   tracer,
 } from "@herald/runtime";
 import type { Channel, ChannelModel, ConsumeMessage } from "amqplib";
+import { defaultBackoffMs, type SettlePolicy, settle } from "./settle.ts";
+import type { MessagesOf, QueueRole } from "./topology.ts";
 
 export type Received<K extends MessageName> = {
   name: K;
@@ -20,11 +22,13 @@ export type Received<K extends MessageName> = {
   context: Context;
 };
 
-export type Handlers = { [K in MessageName]?: (message: Received<K>) => Promise<void> };
+/** One handler for each message bound to queue `Q`: none may be missing, none extra. */
+export type HandlersFor<Q extends QueueRole> = {
+  [K in MessagesOf<Q>]: (message: Received<K>) => Promise<void>;
+};
 
 /** Handles many messages of one kind at once: one round of SQL for a whole batch. */
-export type BatchSpec<K extends MessageName = MessageName> = {
-  name: K;
+export type BatchSpec<K extends MessageName> = {
   handler: (messages: Received<K>[]) => Promise<void>;
   /** Flush when this many are in hand… */
   maxSize: number;
@@ -32,13 +36,24 @@ export type BatchSpec<K extends MessageName = MessageName> = {
   maxWaitMs: number;
 };
 
-/** Thrown by a handler for a message that can never succeed: it is dead-lettered, not retried. */
-export class PermanentError extends Error {}
+/** Why a message went to `<prefix>.dead`, in its `x-herald-reason` header and the metric's label. */
+export type DeadReason = "unparseable" | "handler_failed";
 
-export type ConsumerOptions = { queue: string; prefetch: number; logger: Logger } & (
-  | { handlers: Handlers }
-  | { batch: BatchSpec }
-);
+/** Publishes a copy of the message to `<prefix>.dead` with these headers added (confirmed). */
+export type DeadLetterSink = (msg: ConsumeMessage, headers: Record<string, string | number>) => Promise<void>;
+
+export type ConsumerOptions = {
+  queue: string;
+  prefetch: number;
+  logger: Logger;
+  policy: SettlePolicy;
+  deadLetter: DeadLetterSink;
+  onDeadLettered: (queue: string, reason: DeadReason) => void;
+  /** A handler per message name, or one batch handler for the queue's one message. */
+  handle:
+    | { kind: "each"; handlers: Partial<Record<MessageName, (m: Received<MessageName>) => Promise<void>>> }
+    | { kind: "batch"; batch: BatchSpec<MessageName> };
+};
 
 /** A message in hand, with the channel it came on: only that channel can ack it. */
 type Held = {
@@ -48,12 +63,13 @@ type Held = {
   end: (error?: Error) => void;
 };
 
+/** The longest error text a dead-lettered message carries in its headers. */
+const ERROR_HEADER_LIMIT = 1000;
+
 /**
  * One consumer on its own channel, re-attached on every connection. A message is acked only
- * after its handler finished (the work is durable). A message that does not parse, or whose
- * handler throws PermanentError, is dead-lettered. Any other error is transient (database
- * or broker hiccup): the handler is retried in place with backoff (200 ms doubling to 10 s),
- * holding the messages, so an outage does not burn through the queue's delivery limit.
+ * after its handler finished (the work is durable); what happens on failure is decided in
+ * settle.ts. A message that does not parse is dead-lettered at once.
  *
  * Each message gets a CONSUMER span, child of its publisher's (the message's traceparent).
  * In batch mode the messages in hand are handed over together, each with its own span.
@@ -89,16 +105,14 @@ export class Consumer {
   }
 
   private receive(channel: Channel, msg: ConsumeMessage): void {
-    const { logger, queue } = this.options;
+    const { queue, handle } = this.options;
     const name = (msg.properties.type ?? msg.fields.routingKey) as MessageName;
-    const expected =
-      "batch" in this.options ? name === this.options.batch.name : this.options.handlers[name] !== undefined;
+    const expected = handle.kind === "batch" || handle.handlers[name] !== undefined;
     const parsed = expected
       ? parseMessage(name, msg.content)
       : { ok: false as const, error: `no handler for '${name}' on ${queue}` };
     if (!parsed.ok) {
-      logger.error({ queue, name, reason: parsed.error }, "dead-lettering a message that cannot be handled");
-      channel.nack(msg, false, false);
+      this.track(this.deadLetter(channel, msg, "unparseable", parsed.error, 1));
       return;
     }
     const span = tracer().startSpan(
@@ -124,20 +138,21 @@ export class Consumer {
         context: trace.setSpan(otelContext.active(), span),
       },
       end(error) {
+        if (!span.isRecording()) return;
         if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
         span.end();
       },
     };
-    if (!("batch" in this.options)) {
-      const handler = this.options.handlers[name] as (m: Received<MessageName>) => Promise<void>;
+    if (handle.kind === "each") {
+      const handler = handle.handlers[name]!;
       this.track(
         this.settle([held], () => otelContext.with(held.received.context, () => handler(held.received))),
       );
       return;
     }
     this.pending.push(held);
-    if (this.pending.length >= this.options.batch.maxSize) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.options.batch.maxWaitMs);
+    if (this.pending.length >= handle.batch.maxSize) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), handle.batch.maxWaitMs);
   }
 
   private flush(): void {
@@ -145,47 +160,78 @@ export class Consumer {
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
-    if (!batch.length || !("batch" in this.options)) return;
-    const { handler } = this.options.batch;
-    this.track(this.settle(batch, () => handler(batch.map((h) => h.received))));
+    const { handle } = this.options;
+    if (!batch.length || handle.kind !== "batch") return;
+    this.track(this.settle(batch, (held) => handle.batch.handler(held.map((h) => h.received))));
+  }
+
+  /** Runs the work to an outcome (settle.ts); acks and nacks only on a message's own channel. */
+  private async settle(held: Held[], work: (held: Held[]) => Promise<void>): Promise<void> {
+    const { logger, queue, policy } = this.options;
+    const live = (h: Held) => h.channel === this.channel;
+    await settle(
+      held,
+      work,
+      {
+        live,
+        ack: (done) => {
+          for (const h of done) {
+            if (live(h)) h.channel.ack(h.msg);
+            h.end();
+          }
+        },
+        deadLetter: async (h, error, failures) => {
+          h.end(error);
+          await this.deadLetter(h.channel, h.msg, "handler_failed", error, failures);
+        },
+        wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        onRetry: ({ items, error, transient, waitMs }) =>
+          logger.warn(
+            { queue, messages: items, err: error.message, transient, retryInMs: waitMs },
+            transient ? "handler failed; retrying" : "handler refused a message; retrying it alone",
+          ),
+      },
+      policy,
+    );
+    // Messages whose channel closed meanwhile are redelivered by the broker; their spans end here.
+    for (const h of held) if (!live(h)) h.end();
   }
 
   /**
-   * Runs the work until it succeeds (then acks), is refused (dead-letters), or every channel
-   * its messages came on is gone (then the broker redelivers them to whoever consumes next).
-   * A message is acked or nacked only on its own channel, and only while that is open.
+   * Moves a message to `<prefix>.dead`: a copy with the reason in its headers, confirmed, then
+   * the original acked. Should the copy fail, the original is rejected, and the queue's own
+   * dead-letter exchange moves it there without the reason.
    */
-  private async settle(held: Held[], work: () => Promise<void>): Promise<void> {
+  private async deadLetter(
+    channel: Channel,
+    msg: ConsumeMessage,
+    reason: DeadReason,
+    error: Error | string,
+    failures: number,
+  ): Promise<void> {
     const { logger, queue } = this.options;
-    const live = (h: Held) => h.channel === this.channel;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await work();
-        for (const h of held) if (live(h)) h.channel.ack(h.msg);
-        for (const h of held) h.end();
-        return;
-      } catch (err) {
-        if (err instanceof PermanentError) {
-          logger.error(
-            { queue, messages: held.length, err: err.message },
-            "dead-lettering messages their handler refused",
-          );
-          for (const h of held) if (live(h)) h.channel.nack(h.msg, false, false);
-          for (const h of held) h.end(err);
-          return;
-        }
-        if (!held.some(live)) {
-          for (const h of held) h.end(err as Error);
-          return;
-        }
-        const waitMs = Math.min(200 * 2 ** attempt, 10_000);
-        logger.warn(
-          { queue, messages: held.length, err: (err as Error).message, retryInMs: waitMs },
-          "handler failed; retrying",
-        );
-        await new Promise((r) => setTimeout(r, waitMs));
-      }
-    }
+    const text = (typeof error === "string" ? error : error.message).slice(0, ERROR_HEADER_LIMIT);
+    const code = typeof error === "string" ? undefined : (error as { code?: unknown }).code;
+    logger.error(
+      { queue, name: msg.properties.type, messageId: msg.properties.messageId, reason, failures, err: text },
+      "dead-lettering a message",
+    );
+    this.options.onDeadLettered(queue, reason);
+    const headers: Record<string, string | number> = {
+      "x-herald-reason": reason,
+      "x-herald-error": text,
+      "x-herald-queue": queue,
+      "x-herald-failures": failures,
+      "x-herald-dead-at": new Date().toISOString(),
+      ...(typeof code === "string" ? { "x-herald-error-code": code } : {}),
+    };
+    const copied = await this.options.deadLetter(msg, headers).then(
+      () => true,
+      () => false,
+    );
+    if (channel !== this.channel) return;
+    if (copied) channel.ack(msg);
+    else channel.nack(msg, false, false);
   }
 
   /** Stops taking messages and waits for the ones in hand to finish. */
@@ -199,3 +245,9 @@ export class Consumer {
     this.channel = null;
   }
 }
+
+export const defaultPolicy = (isTransient: (err: unknown) => boolean): SettlePolicy => ({
+  isTransient,
+  maxFailures: 5,
+  backoffMs: defaultBackoffMs,
+});

@@ -1,4 +1,13 @@
-export { Broker, type BrokerOptions, BrokerUnavailableError, type PublishOptions } from "./broker.ts";
-export { type BatchSpec, Consumer, type Handlers, PermanentError, type Received } from "./consumer.ts";
+export { Broker, type BrokerOptions, type PublishOptions } from "./broker.ts";
+export { type BatchSpec, Consumer, type DeadReason, type HandlersFor, type Received } from "./consumer.ts";
+export { BrokerUnavailableError, isTransientBrokerError } from "./errors.ts";
 export { registerQueueGauges } from "./metrics.ts";
-export { bindings, declareTopology, type QueueRole, type Topology, topologyNames } from "./topology.ts";
+export { type SettleIo, type SettlePolicy, settle } from "./settle.ts";
+export {
+  declareTopology,
+  type MessagesOf,
+  type QueueRole,
+  queueMessages,
+  type Topology,
+  topologyNames,
+} from "./topology.ts";

@@ -1,8 +1,18 @@
-import { Gauge, type Registry } from "@herald/runtime";
+import { Counter, Gauge, type Registry } from "@herald/runtime";
 import type { Broker } from "./broker.ts";
 
-/** Consumer lag: messages waiting in each queue a service consumes, read at scrape time. */
+/**
+ * Consumer lag (messages waiting in each queue a service consumes, read at scrape time), and
+ * the messages its consumers moved to `<prefix>.dead`.
+ */
 export function registerQueueGauges(registry: Registry, broker: Broker, queues: string[]): void {
+  const dead = new Counter({
+    name: "herald_messages_dead_lettered_total",
+    help: "Messages moved to the dead-letter queue, by queue and reason (unparseable, handler_failed)",
+    labelNames: ["queue", "reason"],
+    registers: [registry],
+  });
+  broker.onDeadLettered((queue, reason) => dead.inc({ queue, reason }));
   const consumers = new Gauge({
     name: "herald_queue_consumers",
     help: "Consumers attached to the queue",

@@ -7,8 +7,9 @@ import type { Channel } from "amqplib";
  *
  * - `<p>.messages`: a direct exchange; a message's routing key is its catalog name.
  * - one quorum queue per consumer role, bound to the names that role handles;
- * - `<p>.dead`: where a message goes when it does not parse, or after `deliveryLimit`
- *   redeliveries (a poison message must not loop forever).
+ * - `<p>.dead`: where a message goes when it does not parse, when its handler failed on it
+ *   alone 5 times (see settle.ts), or after `DELIVERY_LIMIT` redeliveries: a poison message
+ *   must not hold its queue. The consumer's copies carry the reason in `x-herald-*` headers.
  * - `<p>.delay.<ms>ms`: one queue per distinct retry delay, with that fixed TTL. Nothing
  *   consumes them: a message waits out the TTL, then is dead-lettered back to the exchange
  *   as `retry.due.v1`. (A per-message TTL in one shared queue would only expire at the
@@ -18,6 +19,23 @@ export type Topology = ReturnType<typeof topologyNames>;
 
 /** 20 redeliveries: enough to ride out restarts, few enough that a poison message parks fast. */
 const DELIVERY_LIMIT = 20;
+
+/**
+ * Every queue a service consumes, with the messages bound to it: the one declaration both the
+ * bindings below and each consumer's handler map are typed from (`HandlersFor`), so a message
+ * bound to a queue without a handler there does not compile.
+ */
+export const queueMessages = {
+  dispatcherEvents: ["event.created.v1"],
+  dispatcherControl: ["endpoint.deleted.v1", "replay.requested.v1", "app.deleted.v1"],
+  dispatcherResults: ["attempt.completed.v1"],
+  dispatcherRetries: ["retry.due.v1"],
+  senderAttempts: ["attempt.requested.v1"],
+} as const satisfies Record<string, readonly MessageName[]>;
+
+export type QueueRole = keyof typeof queueMessages;
+/** The messages bound to a queue. */
+export type MessagesOf<Q extends QueueRole> = (typeof queueMessages)[Q][number];
 
 export function topologyNames(prefix: string) {
   return {
@@ -30,20 +48,10 @@ export function topologyNames(prefix: string) {
       dispatcherResults: `${prefix}.dispatcher.results`,
       dispatcherRetries: `${prefix}.dispatcher.retries`,
       senderAttempts: `${prefix}.sender.attempts`,
-    },
+    } satisfies Record<QueueRole, string>,
     delayQueue: (ms: number) => `${prefix}.delay.${ms}ms`,
   };
 }
-
-export type QueueRole = keyof Topology["queues"];
-
-export const bindings: Record<QueueRole, MessageName[]> = {
-  dispatcherEvents: ["event.created.v1"],
-  dispatcherControl: ["endpoint.deleted.v1", "replay.requested.v1"],
-  dispatcherResults: ["attempt.completed.v1"],
-  dispatcherRetries: ["retry.due.v1"],
-  senderAttempts: ["attempt.requested.v1"],
-};
 
 /** Declares everything; `delaysMs` are the retry delays the dispatcher schedules with. */
 export async function declareTopology(
@@ -55,7 +63,7 @@ export async function declareTopology(
   await channel.assertExchange(topology.deadExchange, "fanout", { durable: true });
   await channel.assertQueue(topology.deadQueue, { durable: true, arguments: { "x-queue-type": "quorum" } });
   await channel.bindQueue(topology.deadQueue, topology.deadExchange, "");
-  for (const [role, names] of Object.entries(bindings) as [QueueRole, MessageName[]][]) {
+  for (const [role, names] of Object.entries(queueMessages) as [QueueRole, readonly MessageName[]][]) {
     const queue = topology.queues[role];
     await channel.assertQueue(queue, {
       durable: true,

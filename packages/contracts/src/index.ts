@@ -35,6 +35,16 @@ export type EndpointDeletedV1 = {
 };
 
 /**
+ * The app was deleted: it is gone from every read at once, and the dispatcher removes its
+ * endpoints, events, deliveries and attempts in bounded batches.
+ */
+export type AppDeletedV1 = {
+  app_id: string;
+  account_id: string;
+  deleted_at: string;
+};
+
+/**
  * Replay the endpoint's `failed` deliveries, oldest first: those whose last attempt was at or
  * after `since` (when given) and at or before `cutoff` (when the replay was requested), of
  * `event_id` only (when given).
@@ -65,6 +75,12 @@ export type AttemptRequestedV1 = {
   secrets: string[];
   /** The exact request body: `{"type":…,"timestamp":…,"data":…}`, made by `webhookPayload`. */
   payload: string;
+  /**
+   * How long the attempt may take: the dispatcher's ATTEMPT_TIMEOUT, so that its sweeper's
+   * ATTEMPT_DEADLINE is known to be longer. A sender applies the shorter of this and its own.
+   * Absent from dispatchers older than this field.
+   */
+  timeout_ms?: number;
 };
 
 /**
@@ -109,6 +125,7 @@ export type RetryDueV1 = {
 export type MessageTypes = {
   "event.created.v1": EventCreatedV1;
   "endpoint.deleted.v1": EndpointDeletedV1;
+  "app.deleted.v1": AppDeletedV1;
   "replay.requested.v1": ReplayRequestedV1;
   "attempt.requested.v1": AttemptRequestedV1;
   "attempt.completed.v1": AttemptCompletedV1;
@@ -138,6 +155,11 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
     type: "object",
     required: ["endpoint_id", "account_id", "deleted_at"],
     properties: { endpoint_id: { type: "string" }, account_id: { type: "string" }, deleted_at: isoTime },
+  },
+  "app.deleted.v1": {
+    type: "object",
+    required: ["app_id", "account_id", "deleted_at"],
+    properties: { app_id: { type: "string" }, account_id: { type: "string" }, deleted_at: isoTime },
   },
   "replay.requested.v1": {
     type: "object",
@@ -176,6 +198,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       headers: { type: "object", required: [], additionalProperties: { type: "string" } },
       secrets: { type: "array", items: { type: "string" }, minItems: 1 },
       payload: { type: "string" },
+      timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,
     },
   },
   "attempt.completed.v1": {

@@ -1,6 +1,6 @@
-// The module, not @herald/runtime's index: that would bring the logger's and telemetry's
-// packages (pino, OpenTelemetry) into the migrate image, which needs none of them.
-import { parseDuration } from "../../runtime/src/config.ts";
+// The config module alone, not @herald/runtime's index: that would bring the logger's and
+// telemetry's packages (pino, OpenTelemetry) into the migrate image, which needs none of them.
+import { ConfigError, ConfigReader } from "@herald/runtime/config";
 import { ensureDatabase, migrate } from "./migrate.ts";
 import { migrationStatus, waitForMigrations } from "./migrationStatus.ts";
 
@@ -15,15 +15,29 @@ import { migrationStatus, waitForMigrations } from "./migrationStatus.ts";
  *   after MIGRATE_TIMEOUT (`--timeout=`, default 10m; a duration as every other setting takes
  *   it, e.g. 90s, 1.5m, 2h) or when an applied migration has changed.
  */
-const url = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/herald";
-const args = process.argv.slice(2);
-const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-const mode = flag("check") ? "check" : flag("wait") ? "wait" : (process.env.MIGRATE_MODE ?? "apply");
-const rawTimeout = flag("timeout")?.split("=")[1] ?? process.env.MIGRATE_TIMEOUT ?? "10m";
-
 function fail(message: string, code = 1): never {
   console.error(message);
   process.exit(code);
+}
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const timeoutFlag = flag("timeout")?.split("=")[1];
+const r = new ConfigReader({
+  ...process.env,
+  ...(timeoutFlag !== undefined ? { MIGRATE_TIMEOUT: timeoutFlag } : {}),
+});
+const url = r.database().databaseUrl;
+const mode = flag("check") ? "check" : flag("wait") ? "wait" : r.string("MIGRATE_MODE", "apply");
+const timeoutMs = r.duration("MIGRATE_TIMEOUT", 600_000);
+r.check(
+  ["apply", "check", "wait"].includes(mode),
+  `MIGRATE_MODE must be apply, check or wait, got "${mode}"`,
+);
+try {
+  r.done();
+} catch (err) {
+  fail(err instanceof ConfigError ? err.message : String(err));
 }
 
 if (mode === "apply") {
@@ -38,13 +52,9 @@ if (mode === "apply") {
     fail(`migration(s) changed after they were applied: ${status.changed.join(", ")}`);
   if (status.pending.length) fail(`pending migration(s): ${status.pending.join(", ")}`, 2);
   console.log("database is up to date");
-} else if (mode === "wait") {
-  const timeoutMs = parseDuration(rawTimeout);
-  if (timeoutMs === null) fail(`MIGRATE_TIMEOUT must be a duration such as 90s or 10m, got "${rawTimeout}"`);
+} else {
   await waitForMigrations(url, { timeoutMs, log: (line) => console.log(line) }).catch((err: Error) =>
     fail(err.message),
   );
   console.log("database is up to date");
-} else {
-  fail(`MIGRATE_MODE must be apply, check or wait, got "${mode}"`);
 }

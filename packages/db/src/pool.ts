@@ -1,13 +1,16 @@
 import pg from "pg";
 
 /**
- * A plain pg pool for the hot paths (accepting events, fan-out, sending attempts, recording
- * results). The profile of a loaded system showed Prisma's query compiler and interpreter
- * taking most of the CPU there; these paths run a few fixed statements each, in batches,
- * where hand-written SQL costs a fraction. Everything else keeps the Prisma client.
+ * The one pool of database connections a process has, DATABASE_POOL_SIZE of them: the plain
+ * statements of the hot paths (accepting events, the delivery lifecycle) and, in the
+ * api-gateway, the Prisma client (client.ts) share it. The profile of a loaded system showed
+ * Prisma's query compiler and interpreter taking most of the CPU on the hot paths; those run
+ * a few fixed statements each, in batches, where hand-written SQL costs a fraction.
  */
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+/** Where a statement can run: the pool, or one connection inside a transaction. */
+export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
 export function createPool(databaseUrl: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: databaseUrl, max });

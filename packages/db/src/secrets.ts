@@ -2,20 +2,12 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 
 /**
  * Endpoint signing secrets are stored encrypted with AES-256-GCM under ENCRYPTION_KEY
- * (32 bytes, base64 or hex). Stored form: `v1.<iv>.<tag>.<ciphertext>`, each base64url.
+ * (32 bytes, base64 or hex; read by `ConfigReader.encryptionKey`). Stored form: `v1.<iv>.<tag>.<ciphertext>`, each base64url.
  */
 export type SecretBox = {
   seal(plain: string): string;
   open(sealed: string): string;
 };
-
-export function parseEncryptionKey(value: string): Buffer | null {
-  const candidates = [
-    /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : null,
-    Buffer.from(value, "base64"),
-  ];
-  return candidates.find((b) => b !== null && b.length === 32) ?? null;
-}
 
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== 32) throw new Error("encryption key must be 32 bytes");

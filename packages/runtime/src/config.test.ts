@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ConfigReader, parseDuration } from "./config.ts";
+import { ConfigError, ConfigReader, parseDuration, parseEncryptionKey } from "./config.ts";
 
 describe("config", () => {
   it("parses durations", () => {
@@ -36,5 +37,27 @@ describe("config", () => {
     expect(r.int("UNSET", 7)).toBe(7);
     expect(r.bool("UNSET", true)).toBe(true);
     expect(() => r.done()).not.toThrow();
+  });
+
+  it("parses 32-byte encryption keys in base64 or hex and nothing else", () => {
+    const key = randomBytes(32);
+    expect(parseEncryptionKey(key.toString("base64"))).toEqual(key);
+    expect(parseEncryptionKey(key.toString("hex"))).toEqual(key);
+    expect(parseEncryptionKey(randomBytes(16).toString("base64"))).toBeNull();
+    expect(parseEncryptionKey("short")).toBeNull();
+    const r = new ConfigReader({ ENCRYPTION_KEY: "short" });
+    r.encryptionKey("a hint");
+    expect(r.problems).toEqual(["ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded"]);
+    const missing = new ConfigReader({});
+    missing.encryptionKey("the gateway's key");
+    expect(missing.problems).toEqual(["ENCRYPTION_KEY is required (the gateway's key)"]);
+  });
+
+  it("reads LOG_LEVEL as one of pino's levels", () => {
+    expect(new ConfigReader({ LOG_LEVEL: "debug" }).logLevel()).toBe("debug");
+    expect(new ConfigReader({}).logLevel()).toBe("info");
+    const r = new ConfigReader({ LOG_LEVEL: "loud" });
+    expect(r.logLevel()).toBe("info");
+    expect(r.problems.join()).toContain("LOG_LEVEL must be one of trace, debug, info");
   });
 });

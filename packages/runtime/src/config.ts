@@ -11,6 +11,26 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>;
 
+/**
+ * The defaults of the settings every service shares, written once. scripts/lib/setup.mjs,
+ * which runs before anything is installed, repeats them; a test keeps the two equal.
+ */
+export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/herald";
+export const DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
+/** 15 s: the attempt timeout Standard Webhooks receivers expect to answer within. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 15_000;
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** 32 bytes, given as 64 hex digits or as base64; null for anything else. */
+export function parseEncryptionKey(value: string): Buffer | null {
+  const candidates = [
+    /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : null,
+    Buffer.from(value, "base64"),
+  ];
+  return candidates.find((b) => b !== null && b.length === 32) ?? null;
+}
+
 export class ConfigReader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
@@ -77,10 +97,7 @@ export class ConfigReader {
   /** DATABASE_URL and DATABASE_POOL_SIZE, read alike by every service that has a database. */
   database(): { databaseUrl: string; databasePoolSize: number } {
     return {
-      databaseUrl: this.url("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/herald", [
-        "postgres:",
-        "postgresql:",
-      ]),
+      databaseUrl: this.url("DATABASE_URL", DEFAULT_DATABASE_URL, ["postgres:", "postgresql:"]),
       databasePoolSize: this.int("DATABASE_POOL_SIZE", 10, { min: 1, max: 200 }),
     };
   }
@@ -88,7 +105,7 @@ export class ConfigReader {
   /** AMQP_URL and AMQP_PREFIX, read alike by every service. */
   broker(): { amqpUrl: string; amqpPrefix: string } {
     return {
-      amqpUrl: this.url("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672", ["amqp:", "amqps:"]),
+      amqpUrl: this.url("AMQP_URL", DEFAULT_AMQP_URL, ["amqp:", "amqps:"]),
       amqpPrefix: this.string("AMQP_PREFIX", "herald"),
     };
   }
@@ -99,6 +116,27 @@ export class ConfigReader {
       healthPort: this.int("HEALTH_PORT", defaultPort, { max: 65535 }),
       healthHost: this.string("HEALTH_HOST", "0.0.0.0"),
     };
+  }
+
+  /** ATTEMPT_TIMEOUT: the longest one attempt may take, read alike by the dispatcher and senders. */
+  attemptTimeout(): number {
+    return this.duration("ATTEMPT_TIMEOUT", DEFAULT_ATTEMPT_TIMEOUT_MS);
+  }
+
+  /** ENCRYPTION_KEY, required: the key endpoint secrets are sealed with (`hint` says why here). */
+  encryptionKey(hint: string): Buffer {
+    const raw = this.required("ENCRYPTION_KEY", hint);
+    const key = raw ? parseEncryptionKey(raw) : null;
+    if (raw) this.check(key !== null, "ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded");
+    return key ?? Buffer.alloc(32);
+  }
+
+  /** LOG_LEVEL, one of LOG_LEVELS (default info). */
+  logLevel(): LogLevel {
+    const raw = this.string("LOG_LEVEL", "info");
+    if ((LOG_LEVELS as readonly string[]).includes(raw)) return raw as LogLevel;
+    this.problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${raw}"`);
+    return "info";
   }
 
   check(condition: boolean, problem: string): void {

@@ -1,4 +1,13 @@
-export { ConfigError, ConfigReader, type Env, parseDuration } from "./config.ts";
+export {
+  ConfigError,
+  ConfigReader,
+  DEFAULT_AMQP_URL,
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_DATABASE_URL,
+  type Env,
+  parseDuration,
+  parseEncryptionKey,
+} from "./config.ts";
 export { closeServer, type ReadinessCheck, startHealthServer } from "./health.ts";
 export { createLogger, type Logger, redactPaths } from "./logger.ts";
 export { Counter, createRegistry, Gauge, Histogram, type Registry } from "./metrics.ts";

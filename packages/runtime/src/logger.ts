@@ -1,5 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import { type Logger, pino } from "pino";
+import { ConfigReader } from "./config.ts";
 
 export type { Logger };
 
@@ -27,7 +28,14 @@ function traceFields(): Record<string, string> {
     : {};
 }
 
-export function createLogger(service: string, level = process.env.LOG_LEVEL ?? "info"): Logger {
+/**
+ * The service's logger, at LOG_LEVEL. Made before the service's config is read, so that a bad
+ * config can be logged: an invalid LOG_LEVEL logs at `info` here, and the config names it.
+ */
+export function createLogger(
+  service: string,
+  level: string = new ConfigReader(process.env).logLevel(),
+): Logger {
   return pino({
     level,
     base: { service },

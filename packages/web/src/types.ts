@@ -1,4 +1,11 @@
 /** The API's objects as the pages use them (see /v3/openapi.json for the whole contract). */
+import {
+  ATTEMPT_STATUSES,
+  type AttemptStatus,
+  DELIVERY_STATUSES,
+  type DeliveryStatus,
+  type ReplayStatus,
+} from "@herald/db/statuses";
 
 export type App = {
   id: string;
@@ -36,8 +43,8 @@ export type EventType = {
   updated_at: string;
 };
 
-export type DeliveryStatus = "pending" | "succeeded" | "retrying" | "failed" | "dropped";
-export const DELIVERY_STATUSES: DeliveryStatus[] = ["pending", "succeeded", "retrying", "failed", "dropped"];
+// The statuses the whole system agrees on (packages/db/src/statuses.ts: no I/O, bundled as is).
+export { ATTEMPT_STATUSES, type AttemptStatus, DELIVERY_STATUSES, type DeliveryStatus };
 
 export type Delivery = {
   endpoint: string;
@@ -58,9 +65,6 @@ export type HeraldEvent = {
 };
 
 export type AttemptRequest = { headers: Record<string, string> | null; body: string };
-
-export type AttemptStatus = "pending" | "succeeded" | "failed";
-export const ATTEMPT_STATUSES: AttemptStatus[] = ["pending", "succeeded", "failed"];
 
 export type Attempt = {
   id: string;
@@ -94,7 +98,7 @@ export type Replay = {
   id: string;
   object: "replay";
   endpoint: string;
-  status: "queued" | "running" | "completed";
+  status: ReplayStatus;
   queued: number;
   attempted: number;
   succeeded: number;

@@ -41,7 +41,9 @@ function errorHandler(logger: Logger) {
 }
 
 export function createGateway(config: GatewayConfig, logger: Logger, registry: Registry): Gateway {
-  const prisma = createPrisma({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  // One pool of DATABASE_POOL_SIZE connections, shared by Prisma and the event writer.
+  const pool = createPool(config.databaseUrl, config.databasePoolSize);
+  const prisma = createPrisma(pool);
   let outbox: Outbox | null = null;
   const broker = new Broker({
     url: config.amqpUrl,
@@ -53,7 +55,6 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
   });
-  const pool = createPool(config.databaseUrl, config.databasePoolSize);
   const deps: Deps = {
     config,
     prisma,

@@ -1,5 +1,5 @@
-import { parseEncryptionKey } from "@herald/db";
 import { ConfigReader, type Env } from "@herald/runtime";
+import { API_KEY_FORMAT } from "./http/auth.ts";
 import { DEFAULT_WEB_DIST } from "./pages.ts";
 
 export type GatewayConfig = {
@@ -24,14 +24,11 @@ export type GatewayConfig = {
 /** Every variable the gateway reads; `.env.example` and the README list the same. */
 export function loadConfig(env: Env = process.env): GatewayConfig {
   const r = new ConfigReader(env);
-  const rawKey = r.required("ENCRYPTION_KEY", "32 bytes, base64 or hex: `openssl rand -base64 32`");
-  const encryptionKey = rawKey ? parseEncryptionKey(rawKey) : null;
-  if (rawKey) r.check(encryptionKey !== null, "ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded");
   const adminToken = r.string("ADMIN_TOKEN");
   r.check(adminToken === undefined || adminToken.length >= 16, "ADMIN_TOKEN must be at least 16 characters");
   const bootstrapApiKey = r.string("BOOTSTRAP_API_KEY");
   r.check(
-    bootstrapApiKey === undefined || /^hk_[A-Za-z0-9_-]{20,200}$/.test(bootstrapApiKey),
+    bootstrapApiKey === undefined || API_KEY_FORMAT.test(bootstrapApiKey),
     "BOOTSTRAP_API_KEY must look like hk_ followed by 20 to 200 of A-Z a-z 0-9 _ -",
   );
   const config: GatewayConfig = {
@@ -40,7 +37,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     ...r.database(),
     ...r.broker(),
     adminToken,
-    encryptionKey: encryptionKey ?? Buffer.alloc(32),
+    encryptionKey: r.encryptionKey("32 bytes, base64 or hex: `openssl rand -base64 32`"),
     bootstrapApiKey,
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
     publicUrl: r
@@ -51,6 +48,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.
     outboxRelayAfterMs: r.duration("OUTBOX_RELAY_AFTER", 5000),
   };
+  r.logLevel();
   r.done();
   return config;
 }

@@ -1,16 +1,18 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
-import { createPool, createPrisma } from "@herald/db";
+import { isTransientDbError } from "@herald/db/errors";
+import { createPool } from "@herald/db/pool";
 import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
+import { deleteApp } from "./deleteApp.ts";
 import type { DispatcherDeps } from "./deps.ts";
-import { dispatchDue } from "./due.ts";
-import { dropEndpoint } from "./endpointDeleted.ts";
+import { dropEndpoint } from "./dropEndpoint.ts";
 import { fanOut } from "./fanOut.ts";
 import { dispatcherMetrics } from "./metrics.ts";
-import { runReplay } from "./replay.ts";
-import { delayTiers } from "./retries.ts";
-import { recordResults } from "./successes.ts";
+import { recordResults } from "./recordResults.ts";
+import { delayTiers } from "./retryPolicy.ts";
+import { runReplay } from "./runReplay.ts";
+import { sendDue } from "./sendDue.ts";
 import { startSweeper } from "./sweeper.ts";
 
 export type Dispatcher = {
@@ -21,24 +23,22 @@ export type Dispatcher = {
   healthServer(): Server | null;
 };
 
+/**
+ * The dispatcher: the stages of a delivery's lifecycle, each consuming its queue. In the order
+ * of the flow: fanOut (events to deliveries) → sendAttempts (to the senders) → recordResults
+ * (their outcomes, and retries to the delay queues) → sendDue (retries that came due), beside
+ * dropEndpoint, deleteApp and runReplay, and the sweeper.
+ */
 export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
-  const prisma = createPrisma({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  const db = createPool(config.databaseUrl, config.databasePoolSize);
   const broker = new Broker({
     url: config.amqpUrl,
     prefix: config.amqpPrefix,
     logger,
     delaysMs: delayTiers(config.retrySchedule),
+    isTransient: isTransientDbError,
   });
-  const pool = createPool(config.databaseUrl, config.databasePoolSize);
-  const deps: DispatcherDeps = {
-    pool,
-    prisma,
-    broker,
-    config,
-    logger,
-    metrics: dispatcherMetrics(registry, broker),
-  };
-  const queues = broker.topology.queues;
+  const deps: DispatcherDeps = { db, broker, config, logger, metrics: dispatcherMetrics(registry, broker) };
   let stopSweeper: (() => Promise<void>) | null = null;
   let health: Server | null = null;
 
@@ -50,7 +50,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         config.healthPort,
         config.healthHost,
         async () => ({
-          database: await prisma.$queryRaw`SELECT 1`.then(
+          database: await db.query("SELECT 1").then(
             () => true,
             () => false,
           ),
@@ -61,27 +61,28 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       await broker.start(5000);
       const batch = { maxSize: config.batchSize, maxWaitMs: config.batchWaitMs };
       await broker.consumeBatch(
-        queues.dispatcherEvents,
-        { name: "event.created.v1", handler: (m) => fanOut(deps, m), ...batch },
+        "dispatcherEvents",
+        { handler: (m) => fanOut(deps, m), ...batch },
         config.prefetch,
       );
       await broker.consumeBatch(
-        queues.dispatcherResults,
-        { name: "attempt.completed.v1", handler: (m) => recordResults(deps, m), ...batch },
+        "dispatcherResults",
+        { handler: (m) => recordResults(deps, m), ...batch },
         config.prefetch,
       );
       await broker.consume(
-        queues.dispatcherRetries,
-        { "retry.due.v1": (m) => dispatchDue(deps, [m.body.attempt_id]) },
+        "dispatcherRetries",
+        { "retry.due.v1": (m) => sendDue(deps, [m.body.attempt_id]) },
         config.prefetch,
       );
       await broker.consume(
-        queues.dispatcherControl,
+        "dispatcherControl",
         {
           "endpoint.deleted.v1": (m) => dropEndpoint(deps, m.body),
+          "app.deleted.v1": (m) => deleteApp(deps, m.body),
           "replay.requested.v1": (m) => runReplay(deps, m.body),
         },
-        // Replays run long; a few at a time keeps deletions from queueing behind them.
+        // Replays and app deletions run long; a few at a time keeps the rest from queueing behind them.
         4,
       );
       stopSweeper = startSweeper(deps);
@@ -90,8 +91,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       await broker.stopConsuming();
       await stopSweeper?.();
       await broker.close();
-      await prisma.$disconnect();
-      await pool.end();
+      await db.end();
       if (health) await closeServer(health);
     },
   };

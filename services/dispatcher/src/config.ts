@@ -1,5 +1,5 @@
 import { ConfigReader, type Env } from "@herald/runtime";
-import { DEFAULT_SCHEDULE, parseSchedule } from "./retries.ts";
+import { DEFAULT_SCHEDULE, parseSchedule } from "./retryPolicy.ts";
 
 export type DispatcherConfig = {
   databaseUrl: string;
@@ -29,7 +29,7 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     retrySchedule !== null,
     `RETRY_SCHEDULE must be a comma-separated list of durations such as ${DEFAULT_SCHEDULE}, got "${rawSchedule}"`,
   );
-  const attemptTimeoutMs = r.duration("ATTEMPT_TIMEOUT", 15_000);
+  const attemptTimeoutMs = r.attemptTimeout();
   const config: DispatcherConfig = {
     ...r.database(),
     ...r.broker(),
@@ -48,10 +48,13 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     attemptDeadlineMs: r.duration("ATTEMPT_DEADLINE", 600_000),
     ...r.health(8081),
   };
+  // Each attempt request carries this ATTEMPT_TIMEOUT, and senders apply it (or a shorter one
+  // of their own): no sender still waits on an attempt the sweeper sends again.
   r.check(
     config.attemptDeadlineMs > attemptTimeoutMs,
     "ATTEMPT_DEADLINE must be longer than ATTEMPT_TIMEOUT",
   );
+  r.logLevel();
   r.done();
   return config;
 }

@@ -1,14 +1,16 @@
 import type { Broker } from "@herald/broker";
-import type { Pool, PrismaClient } from "@herald/db";
+import type { Pool } from "@herald/db/pool";
 import type { Logger } from "@herald/runtime";
 import type { DispatcherConfig } from "./config.ts";
 import type { DispatcherMetrics } from "./metrics.ts";
 
-/** What the dispatcher's handlers use. The dispatcher is the only writer of deliveries and attempts. */
+/**
+ * What the dispatcher's stages use: the process's one database pool (the lifecycle's
+ * statements run on it), the broker, config, logs and metrics. The dispatcher is the only
+ * writer of deliveries and attempts.
+ */
 export type DispatcherDeps = {
-  prisma: PrismaClient;
-  /** pg for the hot paths: fan-out, sending attempts, recording successes. */
-  pool: Pool;
+  db: Pool;
   broker: Broker;
   config: DispatcherConfig;
   logger: Logger;

@@ -1,41 +1,40 @@
+import { claimStranded } from "@herald/db/lifecycle";
+import { inTransaction } from "@herald/db/pool";
 import type { DispatcherDeps } from "./deps.ts";
-import { dispatchDue } from "./due.ts";
+import { sendDue } from "./sendDue.ts";
 
 /**
  * Recovers attempts a crash left behind: scheduled attempts never handed to a sender
  * (`sent_at` null) SWEEP_GRACE after they were due, and sent attempts with no result
- * ATTEMPT_DEADLINE after they were sent. A transaction-scoped advisory lock lets one
- * dispatcher replica sweep at a time.
+ * ATTEMPT_DEADLINE after they were sent; they go through stage 4 (sendDue.ts) like any due
+ * attempt. A transaction-scoped advisory lock lets one dispatcher replica claim them at a
+ * time; a claimed attempt counts as sent, so no other pass takes it before ATTEMPT_DEADLINE.
  */
 const SWEEP_LOCK = 727_002;
+/** Attempts a pass: a backlog is worked off over several passes, never in one long one. */
+const SWEEP_LIMIT = 500;
 
 export async function sweepOnce(deps: DispatcherDeps): Promise<number> {
-  const { prisma, config } = deps;
+  const { config, db } = deps;
   const now = Date.now();
-  const dueBefore = new Date(now - config.sweepGraceMs);
-  const sentBefore = new Date(now - config.attemptDeadlineMs);
-  return prisma.$transaction(
-    async (tx) => {
-      const [lock] = await tx.$queryRaw<
-        { locked: boolean }[]
-      >`SELECT pg_try_advisory_xact_lock(${SWEEP_LOCK}) AS locked`;
-      if (!lock?.locked) return 0;
-      const rows = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM attempts
-        WHERE status = 'pending'
-          AND ((sent_at IS NULL AND scheduled_at < ${dueBefore}) OR sent_at < ${sentBefore})
-        ORDER BY scheduled_at LIMIT 500`;
-      if (rows.length) {
-        deps.logger.warn({ attempts: rows.length }, "sweeper recovering attempts left pending");
-        await dispatchDue(
-          deps,
-          rows.map((r) => r.id),
-        );
-      }
-      return rows.length;
-    },
-    { timeout: 60_000 },
-  );
+  // Claimed under the lock, sent after it: the lock's transaction holds no connection while
+  // attempts are sent (a pool of one must not wait on itself).
+  const ids = await inTransaction(db, async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
+      SWEEP_LOCK,
+    ]);
+    if (!rows[0]?.locked) return [];
+    return claimStranded(tx, {
+      dueBefore: new Date(now - config.sweepGraceMs),
+      sentBefore: new Date(now - config.attemptDeadlineMs),
+      limit: SWEEP_LIMIT,
+    });
+  });
+  if (ids.length) {
+    deps.logger.warn({ attempts: ids.length }, "sweeper recovering attempts left pending");
+    await sendDue(deps, ids);
+  }
+  return ids.length;
 }
 
 export function startSweeper(deps: DispatcherDeps): () => Promise<void> {

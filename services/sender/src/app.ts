@@ -2,7 +2,7 @@ import { Agent as HttpAgent, type Server } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { Broker } from "@herald/broker";
 import type { AttemptRequestedV1 } from "@herald/contracts";
-import { createSecretBox, type SecretBox } from "@herald/db";
+import { createSecretBox, type SecretBox } from "@herald/db/secrets";
 import {
   annotate,
   closeServer,
@@ -132,7 +132,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       );
       await broker.start(5000);
       await broker.consume(
-        broker.topology.queues.senderAttempts,
+        "senderAttempts",
         { "attempt.requested.v1": (m) => handle(m.body) },
         config.concurrency,
       );

@@ -17,7 +17,8 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
   return { key, hash: hashApiKey(key), prefix: key.slice(0, 10) };
 }
 
-const KEY_FORMAT = /^hk_[A-Za-z0-9_-]{20,200}$/;
+/** `hk_` and 20 to 200 of A-Z a-z 0-9 _ -: the keys Herald makes, and BOOTSTRAP_API_KEY. */
+export const API_KEY_FORMAT = /^hk_[A-Za-z0-9_-]{20,200}$/;
 
 export function bearerToken(header: string | undefined): string {
   if (!header)
@@ -34,7 +35,7 @@ export async function authenticateKey(
   cache: Caches["keys"],
 ): Promise<Account> {
   const token = bearerToken(header);
-  if (!KEY_FORMAT.test(token)) throw unauthenticated("Invalid API key.");
+  if (!API_KEY_FORMAT.test(token)) throw unauthenticated("Invalid API key.");
   const hash = hashApiKey(token);
   const key = await cache.getOrLoad(hash, async () => {
     const row = await prisma.apiKey.findUnique({

@@ -7,6 +7,7 @@ import { requestHash, withIdempotency } from "./idempotency.ts";
 import type { RateLimiter } from "./rateLimit.ts";
 import { expressPath, type RouteSpec, type Schema } from "./route.ts";
 import { authenticateSession, checkSessionAllows, cookieValue, PAGE_HEADER, pageOf } from "./session.ts";
+import { checkStorable } from "./storable.ts";
 import { validate } from "./validate.ts";
 
 const noFields: Schema = { type: "object", additionalProperties: false, properties: {} };
@@ -59,6 +60,7 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
   for (const route of routes) {
     app[route.method](expressPath(route.path), async (req: Request, res: Response) => {
       const account = await authenticate(route, req, deps, limiter);
+      checkStorable([req.params, req.query as Record<string, unknown>]);
       const query = validate<Record<string, unknown>>(
         route.query ?? noFields,
         { ...req.query },
@@ -71,6 +73,7 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
         parseFormJson(body, route.formJson ?? []);
         emptyFormArrays(body, bodySchema);
       }
+      checkStorable([body]);
       validate(bodySchema, body, { coerce: req.isForm === true });
       const run = (): Promise<Reply> =>
         route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });

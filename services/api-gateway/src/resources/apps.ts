@@ -1,6 +1,6 @@
 import { isId, newId } from "@herald/db";
 import type { Ctx } from "../context.ts";
-import { conflict, invalid } from "../http/errors.ts";
+import { conflict, invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { checkScope, deleted, deletedSchema, iso, resolveApp, timestamp } from "./common.ts";
@@ -98,7 +98,7 @@ export const appRoutes: RouteSpec[] = [
     async handler({ account, query, deps }: Ctx<object, PageQuery>) {
       const cursor = await cursorOf(query, (id) => (isId("app", id) ? id : null));
       const rows = await deps.prisma.app.findMany({
-        where: { accountId: account.id, ...(cursor.id ? { id: cursor.id } : {}) },
+        where: { accountId: account.id, deletedAt: null, ...(cursor.id ? { id: cursor.id } : {}) },
         orderBy: { id: cursor.order },
         take: cursor.take,
       });
@@ -158,12 +158,34 @@ export const appRoutes: RouteSpec[] = [
     auth: "account",
     tag: "Apps",
     summary: "Delete an app",
-    description: "Deletes the app with its endpoints, events, deliveries and attempts.",
+    description:
+      "Deletes the app with its endpoints, events, deliveries and attempts. It is gone from every read at once, its `uid` free again, and nothing more is sent to its endpoints; what it held is removed in the background.",
     params: { app: "The app's id or uid." },
     response: { status: 200, schema: deletedSchema("app"), description: "The app was deleted." },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
-      await deps.prisma.app.delete({ where: { id } });
+      const deletedAt = new Date();
+      // Marked here, in one short transaction; the dispatcher deletes the rows in bounded
+      // batches (app.deleted.v1), so a large app neither holds this request nor locks out
+      // the results being recorded meanwhile.
+      const row = await deps.prisma.$transaction(async (tx) => {
+        const marked = await tx.app.updateMany({
+          where: { id, deletedAt: null },
+          data: { deletedAt, uid: null, updatedAt: deletedAt },
+        });
+        if (!marked.count) throw notFound("app", params.app, "app");
+        await tx.endpoint.updateMany({ where: { appId: id, deletedAt: null }, data: { deletedAt } });
+        await tx.session.updateMany({
+          where: { appId: id, revokedAt: null },
+          data: { revokedAt: deletedAt },
+        });
+        return deps.outbox.stage(tx, "app.deleted.v1", {
+          app_id: id,
+          account_id: account.id,
+          deleted_at: deletedAt.toISOString(),
+        });
+      });
+      deps.outbox.publishAfterCommit([row]);
       deps.caches.apps.clear();
       return { body: deleted(id, "app") };
     },

@@ -1,10 +1,20 @@
 import { redactHeaders, webhookPayload } from "@herald/contracts";
 import { isId } from "@herald/db";
+import { ATTEMPT_STATUSES } from "@herald/db/statuses";
 import type { Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, checkScope, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
+import {
+  appIdWhere,
+  appRef,
+  checkAppLive,
+  checkScope,
+  iso,
+  listAppFilter,
+  nullableTimestamp,
+  timestamp,
+} from "./common.ts";
 
 type AttemptRow = {
   id: string;
@@ -42,8 +52,6 @@ export const serializeAttempt = (a: AttemptRow) => ({
   created_at: iso(a.createdAt),
   completed_at: iso(a.completedAt),
 });
-
-export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
 
 const attemptSchema: Schema = {
   type: "object",
@@ -168,7 +176,7 @@ export const attemptRoutes: RouteSpec[] = [
     },
     response: { status: 200, schema: listOf("Attempt"), description: "A page of attempts, newest first." },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const appId = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app);
       const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
       const rows = await deps.prisma.attempt.findMany({
         where: {
@@ -176,7 +184,7 @@ export const attemptRoutes: RouteSpec[] = [
           ...(query.endpoint !== undefined ? { endpointId: query.endpoint } : {}),
           ...(query.event !== undefined ? { eventId: query.event } : {}),
           ...(query.status !== undefined ? { status: query.status } : {}),
-          ...(appId ? { appId } : {}),
+          ...appIdWhere(apps),
           ...(cursor.id ? { id: cursor.id } : {}),
         },
         orderBy: { id: cursor.order },
@@ -207,6 +215,7 @@ export const attemptRoutes: RouteSpec[] = [
         : null;
       if (!found) throw notFound("attempt", params.id);
       checkScope(account, found.appId, "attempt", params.id);
+      await checkAppLive(deps.prisma, found.appId, "attempt", params.id);
       return { body: { ...serializeAttempt(found), request: await requestOf(deps, found) } };
     },
   },

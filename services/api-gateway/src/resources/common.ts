@@ -34,14 +34,19 @@ export const deletedSchema = (object: string): Schema => ({
   properties: { id: { type: "string" }, object: { const: object }, deleted: { const: true } },
 });
 
-/** An app named by its id or by the caller's uid, within one account; another account's is a 404. */
+/**
+ * An app named by its id or by the caller's uid, within one account; another account's, and a
+ * deleted one, is a 404.
+ */
 export async function resolveApp(
   prisma: Pick<PrismaClient, "app">,
   accountId: string,
   ref: string,
   param: string,
 ): Promise<{ id: string; uid: string | null }> {
-  const where = isId("app", ref) ? { id: ref, accountId } : { accountId, uid: ref };
+  const where = isId("app", ref)
+    ? { id: ref, accountId, deletedAt: null }
+    : { accountId, uid: ref, deletedAt: null };
   const app = await prisma.app.findFirst({ where, select: { id: true, uid: true } });
   if (!app) throw notFound("app", ref, param);
   return app;
@@ -78,17 +83,51 @@ export function checkScope(account: Account, appId: string, kind: string, id: st
 }
 
 /**
+ * Apps of the account deleted but not yet purged: the dispatcher removes what they held in the
+ * background, and no read shows any of it meanwhile. Usually none.
+ */
+async function deletedApps(prisma: Pick<PrismaClient, "app">, accountId: string): Promise<string[]> {
+  const rows = await prisma.app.findMany({
+    where: { accountId, deletedAt: { not: null } },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** 404 for an object whose app was deleted (its rows are still being removed). */
+export async function checkAppLive(
+  prisma: Pick<PrismaClient, "app">,
+  appId: string,
+  kind: string,
+  id: string,
+  param = "id",
+): Promise<void> {
+  if (!(await prisma.app.count({ where: { id: appId, deletedAt: null } }))) throw notFound(kind, id, param);
+}
+
+/** Which apps a list across the account covers: one, or all but the deleted ones. */
+export type AppFilter = { appId?: string; deleted: string[] };
+
+/**
  * The app a list is filtered by: the one the `app` query names (id or uid), and for a portal
- * session always its own; asking for another app is a 404.
+ * session always its own; asking for another app is a 404. Without one, the list leaves out
+ * the apps deleted and not yet purged.
  */
 export async function listAppFilter(
   deps: Pick<Deps, "prisma">,
   account: Account,
   ref: string | undefined,
-): Promise<string | undefined> {
+): Promise<AppFilter> {
   const requested =
     ref !== undefined ? (await resolveApp(deps.prisma, account.id, ref, "app")).id : undefined;
-  if (!account.appId) return requested;
-  if (requested !== undefined && requested !== account.appId) throw notFound("app", ref!, "app");
-  return account.appId;
+  if (account.appId && requested !== undefined && requested !== account.appId)
+    throw notFound("app", ref!, "app");
+  const appId = account.appId ?? requested;
+  return appId ? { appId, deleted: [] } : { deleted: await deletedApps(deps.prisma, account.id) };
+}
+
+/** An AppFilter as a Prisma condition on `appId`. */
+export function appIdWhere(filter: AppFilter): { appId?: string | { notIn: string[] } } {
+  if (filter.appId) return { appId: filter.appId };
+  return filter.deleted.length ? { appId: { notIn: filter.deleted } } : {};
 }

@@ -115,9 +115,10 @@ export const endpointHealthRoutes: RouteSpec[] = [
       description: "The endpoints, the ones needing attention first.",
     },
     async handler({ account, query, deps }: Ctx<object, { app?: string; limit: number }>) {
-      const appId = await listAppFilter(deps, account, query.app);
+      const { appId } = await listAppFilter(deps, account, query.app);
       const rows = await health(
         deps,
+        // Deleted endpoints are left out, those of deleted apps with them.
         { accountId: account.id, ...(appId ? { appId } : {}) },
         query.limit + 1,
       );

@@ -4,6 +4,7 @@ import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import {
+  appIdWhere,
   appRef,
   checkScope,
   deleted,
@@ -208,13 +209,13 @@ export const endpointRoutes: RouteSpec[] = [
     query: { type: "object", additionalProperties: false, properties: { app: appRef, ...pagingProperties } },
     response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
-      const appId = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app);
       const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
       const rows = await deps.prisma.endpoint.findMany({
         where: {
           accountId: account.id,
           deletedAt: null,
-          ...(appId ? { appId } : {}),
+          ...appIdWhere(apps),
           ...(cursor.id ? { id: cursor.id } : {}),
         },
         orderBy: { id: cursor.order },

@@ -1,9 +1,19 @@
 import { isId, type PrismaClient } from "@herald/db";
+import { DELIVERY_STATUSES } from "@herald/db/statuses";
 import type { Account, Ctx } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, checkScope, iso, listAppFilter, nullableTimestamp, timestamp } from "./common.ts";
+import {
+  appIdWhere,
+  appRef,
+  checkAppLive,
+  checkScope,
+  iso,
+  listAppFilter,
+  nullableTimestamp,
+  timestamp,
+} from "./common.ts";
 import { sendEvent } from "./sendEvent.ts";
 
 type DeliveryRow = {
@@ -15,8 +25,6 @@ type DeliveryRow = {
   nextAttemptAt: Date | null;
 };
 type EventRow = { id: string; appId: string; type: string; data: unknown; createdAt: Date };
-
-export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
 
 const serializeDelivery = (d: DeliveryRow) => ({
   endpoint: d.endpointId,
@@ -79,7 +87,7 @@ type ListQuery = PageQuery & { app?: string; type?: string; status?: string; end
  * deliveries stay readable), and of a portal session's own app; else a 404.
  */
 async function endpointFilter(
-  prisma: Pick<PrismaClient, "endpoint">,
+  prisma: Pick<PrismaClient, "endpoint" | "app">,
   account: Account,
   id: string | undefined,
 ): Promise<string | undefined> {
@@ -92,6 +100,7 @@ async function endpointFilter(
   });
   if (!found) throw notFound("endpoint", id, "endpoint");
   checkScope(account, found.appId, "endpoint", id, "endpoint");
+  await checkAppLive(prisma, found.appId, "endpoint", id, "endpoint");
   return found.id;
 }
 
@@ -164,7 +173,7 @@ export const eventRoutes: RouteSpec[] = [
       description: "A page of events with their deliveries, newest first.",
     },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const appId = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app);
       const endpointId = await endpointFilter(deps.prisma, account, query.endpoint);
       const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
       const delivery = {
@@ -174,7 +183,7 @@ export const eventRoutes: RouteSpec[] = [
       const rows = await deps.prisma.event.findMany({
         where: {
           accountId: account.id,
-          ...(appId ? { appId } : {}),
+          ...appIdWhere(apps),
           ...(query.type ? { type: query.type } : {}),
           ...(endpointId || query.status ? { deliveries: { some: delivery } } : {}),
           ...(cursor.id ? { id: cursor.id } : {}),
@@ -206,6 +215,7 @@ export const eventRoutes: RouteSpec[] = [
         : null;
       if (!event) throw notFound("event", params.id);
       checkScope(account, event.appId, "event", params.id);
+      await checkAppLive(deps.prisma, event.appId, "event", params.id);
       const deliveries = await deliveriesOf(deps.prisma, [event.id]);
       return { body: serializeEvent(event, deliveries.get(event.id) ?? []) };
     },

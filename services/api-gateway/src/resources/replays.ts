@@ -2,7 +2,15 @@ import { isId, newId } from "@herald/db";
 import type { Ctx } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { checkScope, iso, nullableTimestamp, parseTime, timeInput, timestamp } from "./common.ts";
+import {
+  checkAppLive,
+  checkScope,
+  iso,
+  nullableTimestamp,
+  parseTime,
+  timeInput,
+  timestamp,
+} from "./common.ts";
 import { findEndpoint } from "./endpoints.ts";
 
 type ReplayRow = {
@@ -179,6 +187,7 @@ export const replayRoutes: RouteSpec[] = [
         : null;
       if (!found) throw notFound("replay", params.id);
       checkScope(account, found.endpoint.appId, "replay", params.id);
+      await checkAppLive(deps.prisma, found.endpoint.appId, "replay", params.id);
       const counts = await deps.prisma.attempt.groupBy({
         by: ["status"],
         where: { replayId: found.id, status: { in: ["succeeded", "failed"] } },

@@ -20,7 +20,7 @@ type Bucket = { start: Date; succeeded: number; failed: number; p50: number | nu
 async function buckets(
   deps: Deps,
   window: Window,
-  filter: { accountId: string; appId?: string; endpointId?: string },
+  filter: { accountId: string; appId?: string; endpointId?: string; deletedApps: string[] },
 ): Promise<Bucket[]> {
   const { ms, bucket } = WINDOWS[window];
   const since = new Date(Date.now() - ms);
@@ -39,6 +39,7 @@ async function buckets(
      FROM attempts
      WHERE account_id = $1 AND id >= $2 AND completed_at >= $6
        AND ($3::text IS NULL OR app_id = $3) AND ($4::text IS NULL OR endpoint_id = $4)
+       AND NOT app_id = ANY($7)
      GROUP BY 1 ORDER BY 1`,
     [
       filter.accountId,
@@ -47,6 +48,7 @@ async function buckets(
       filter.endpointId ?? null,
       bucket,
       since,
+      filter.deletedApps,
     ],
   );
   return rows;
@@ -116,15 +118,16 @@ export const statsRoutes: RouteSpec[] = [
       query,
       deps,
     }: Ctx<object, { app?: string; endpoint?: string; window: Window }>) {
-      const appId = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app);
       const endpointId =
         query.endpoint !== undefined
           ? (await findEndpoint(deps.prisma, account, query.endpoint, "endpoint")).id
           : undefined;
       const data = await buckets(deps, query.window, {
         accountId: account.id,
-        ...(appId ? { appId } : {}),
+        ...(apps.appId ? { appId: apps.appId } : {}),
         ...(endpointId ? { endpointId } : {}),
+        deletedApps: apps.deleted,
       });
       return {
         body: {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SCHEDULE, delayTiers, nextDelay, parseSchedule, receives } from "./retries.ts";
+import { DEFAULT_SCHEDULE, delayTiers, nextDelay, parseSchedule } from "./retryPolicy.ts";
 
 const schedule = parseSchedule(DEFAULT_SCHEDULE)!;
 
@@ -29,13 +29,5 @@ describe("the retry schedule", () => {
     [1, 3_600_000, 5_000],
   ])("after attempt %i (Retry-After %s) waits %s", (attempt, retryAfter, expected) => {
     expect(nextDelay(schedule, attempt, retryAfter)).toBe(expected);
-  });
-});
-
-describe("endpoint filters", () => {
-  it("receive everything when empty, else only the listed types", () => {
-    expect(receives([], "invoice.paid")).toBe(true);
-    expect(receives(["invoice.paid"], "invoice.paid")).toBe(true);
-    expect(receives(["invoice.paid"], "invoice.voided")).toBe(false);
   });
 });

@@ -33,8 +33,3 @@ export function nextDelay(
   if (retryAfterMs === null || retryAfterMs >= step) return step;
   return delayTiers(schedule).find((tier) => tier >= retryAfterMs && tier <= step) ?? step;
 }
-
-/** Whether an endpoint subscribed to `types` receives an event of `type` (empty: everything). */
-export function receives(types: readonly string[], type: string): boolean {
-  return types.length === 0 || types.includes(type);
-}

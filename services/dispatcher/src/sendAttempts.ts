@@ -1,36 +1,19 @@
 import { type AttemptRequestedV1, webhookPayload } from "@herald/contracts";
+import { attemptsToSend, markSent, type Which } from "@herald/db/lifecycle";
 import { type Context, context, contextFrom, trace, traceIdOf } from "@herald/runtime";
 import type { Link } from "@opentelemetry/api";
 import type { DispatcherDeps } from "./deps.ts";
 
 /**
- * Hands pending attempts to the senders: one `attempt.requested.v1` each, built from the
- * database (senders have none), published with confirms, then marked `sent_at`. Attempts
- * that are no longer pending are skipped. Used by fan-out, due retries, replays and the
- * sweeper alike; two statements for any number of attempts.
+ * Stage 2: hands pending attempts to the senders, one `attempt.requested.v1` each, built from
+ * the database (senders have none), published with confirms, then marked sent. Attempts no
+ * longer pending are skipped. Fan-out, due retries, replays and the sweeper all send through
+ * here; two statements for any number of attempts.
  *
  * Each attempt joins its event's trace (kept on the event row): under the given parent when
  * that is already in the event's trace (fan-out, a due retry), else directly under the
  * event's context with a link to the parent (a replay, the sweeper).
  */
-type Row = {
-  id: string;
-  delivery_id: string;
-  event_id: string;
-  endpoint_id: string;
-  app_id: string;
-  attempt_number: number;
-  url: string;
-  headers: Record<string, string>;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-  type: string;
-  data: string;
-  created_at: Date;
-  trace_context: string | null;
-};
-
 function traceOf(traceContext: string | null, parent: Context): { context: Context; links: Link[] } {
   if (!traceContext) return { context: parent, links: [] };
   const eventContext = contextFrom({ traceparent: traceContext });
@@ -39,28 +22,14 @@ function traceOf(traceContext: string | null, parent: Context): { context: Conte
   return { context: eventContext, links: parentSpan ? [{ context: parentSpan }] : [] };
 }
 
-/** These attempts, or the first attempts of these events that no sender was handed yet. */
-export type Which = string[] | { firstOfEvents: string[] };
-
 /** `parentOf(eventId)`: the context to publish an event's attempts under (default: the active one). */
 export async function sendAttempts(
   deps: DispatcherDeps,
   which: Which,
   parentOf: (eventId: string) => Context | undefined = () => undefined,
 ): Promise<number> {
-  const byEvent = !Array.isArray(which);
-  const ids = byEvent ? which.firstOfEvents : which;
-  if (!ids.length) return 0;
-  const { pool, broker } = deps;
-  const { rows } = await pool.query<Row>(
-    `SELECT a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number,
-            ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
-            ev.type, ev.data::text AS data, ev.created_at, ev.trace_context
-     FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
-     WHERE ${byEvent ? "a.event_id = ANY($1) AND a.attempt_number = 1 AND a.sent_at IS NULL" : "a.id = ANY($1)"} AND a.status = 'pending'
-     ORDER BY a.id`,
-    [ids],
-  );
+  const rows = await attemptsToSend(deps.db, which);
+  if (!rows.length) return 0;
   const now = new Date();
   // Oldest first: the broker keeps publish order within one channel.
   await Promise.all(
@@ -81,8 +50,9 @@ export async function sendAttempts(
         secrets: [r.secret, ...previous],
         // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
         payload: webhookPayload(r.type, r.created_at, r.data),
+        timeout_ms: deps.config.attemptTimeoutMs,
       };
-      return broker.publish("attempt.requested.v1", message, {
+      return deps.broker.publish("attempt.requested.v1", message, {
         messageId: r.id,
         ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
         attributes: {
@@ -94,7 +64,9 @@ export async function sendAttempts(
       });
     }),
   );
-  if (rows.length)
-    await pool.query("UPDATE attempts SET sent_at = now() WHERE id = ANY($1)", [rows.map((r) => r.id)]);
+  await markSent(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return rows.length;
 }

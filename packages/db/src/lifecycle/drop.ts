@@ -1,0 +1,40 @@
+import { inTransaction, type Pool } from "../pool.ts";
+import { lockDeliveries } from "./locks.ts";
+
+/** 500 deliveries a transaction: an endpoint with a large backlog does not hold locks for long. */
+const BATCH = 500;
+
+/**
+ * After an endpoint's deletion: its `pending` and `retrying` deliveries become `dropped`, and
+ * their attempts not yet handed to a sender are removed; completed attempts stay readable.
+ * In transactions of 500 under the locking rule. Returns how many were dropped.
+ *
+ * Idempotent: a second run finds nothing left open.
+ */
+export async function dropDeliveries(pool: Pool, endpointId: string): Promise<number> {
+  let dropped = 0;
+  for (let more = true; more; ) {
+    const batch = await inTransaction(pool, async (tx) => {
+      const { rows } = await tx.query<{ id: string }>(
+        `SELECT id FROM deliveries WHERE endpoint_id = $1 AND status IN ('pending', 'retrying')
+         ORDER BY id LIMIT $2`,
+        [endpointId, BATCH],
+      );
+      const locked = await lockDeliveries(
+        tx,
+        rows.map((r) => r.id),
+      );
+      const open = [...locked.values()].filter((d) => d.status === "pending" || d.status === "retrying");
+      const ids = open.map((d) => d.id);
+      await tx.query(
+        `WITH gone AS (DELETE FROM attempts WHERE delivery_id = ANY($1) AND status = 'pending' AND sent_at IS NULL)
+         UPDATE deliveries SET status = 'dropped', next_attempt_at = NULL, updated_at = now() WHERE id = ANY($1)`,
+        [ids],
+      );
+      return { dropped: ids.length, more: rows.length === BATCH };
+    });
+    dropped += batch.dropped;
+    more = batch.more;
+  }
+  return dropped;
+}

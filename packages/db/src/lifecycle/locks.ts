@@ -1,0 +1,53 @@
+import type { PoolClient } from "../pool.ts";
+import type { DeliveryStatus } from "../statuses.ts";
+
+/**
+ * The one locking rule of the lifecycle: a transaction that changes deliveries (a result, a
+ * due retry, a drop, a replay, an app's deletion) first locks their rows, in id order, and
+ * only then touches their attempts or their endpoints (again in id order). Every writer
+ * taking locks in the same order cannot deadlock with another, and a result and a drop of the
+ * same delivery apply one after the other, each seeing what the other did.
+ */
+export type LockedDelivery = {
+  id: string;
+  status: DeliveryStatus;
+  endpoint_id: string;
+  event_created_at: Date;
+};
+
+export async function lockDeliveries(tx: PoolClient, ids: string[]): Promise<Map<string, LockedDelivery>> {
+  const { rows } = await tx.query<LockedDelivery>(
+    `SELECT d.id, d.status, d.endpoint_id, ev.created_at AS event_created_at
+     FROM deliveries d JOIN events ev ON ev.id = d.event_id
+     WHERE d.id = ANY($1) ORDER BY d.id FOR UPDATE OF d`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** An endpoint as the lifecycle reads it to decide what follows an attempt. */
+export type EndpointState = {
+  id: string;
+  url: string;
+  failing_since: Date | null;
+  disabled: boolean;
+  deleted: boolean;
+};
+
+/**
+ * Reads these endpoints, locking (in id order) those whose state the caller may change: the
+ * ones in `changing`, and those whose failure clock runs (a success stops it). A healthy
+ * endpoint's successes so lock nothing here.
+ */
+export async function lockEndpoints(
+  tx: PoolClient,
+  ids: string[],
+  changing: string[],
+): Promise<Map<string, EndpointState>> {
+  const { rows } = await tx.query<EndpointState>(
+    `SELECT id, url, failing_since, disabled, deleted_at IS NOT NULL AS deleted FROM endpoints
+     WHERE id = ANY($1) AND (id = ANY($2) OR failing_since IS NOT NULL) ORDER BY id FOR UPDATE`,
+    [ids, changing],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}

@@ -1,0 +1,25 @@
+/**
+ * The states of a delivery, an attempt and a replay: the one list every service, the pages
+ * and the database's CHECK constraints (migration 0006) agree on. No I/O here, so the pages
+ * can import it (`@herald/db/statuses`).
+ *
+ * A delivery (one event on its way to one endpoint):
+ * - `pending`: its first attempt, or a replayed one, is scheduled or in flight;
+ * - `succeeded`: an attempt got a 2xx. Final;
+ * - `retrying`: the last attempt failed; the next is due at `next_attempt_at`;
+ * - `failed`: the schedule ran out, or the endpoint was disabled. A replay can retry it;
+ * - `dropped`: the endpoint was deleted while the delivery was pending or retrying.
+ */
+export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Deliveries that still expect an attempt: the ones a drop, a disable or a due retry acts on. */
+export const OPEN_DELIVERY_STATUSES = ["pending", "retrying"] as const satisfies readonly DeliveryStatus[];
+
+/** An attempt: `pending` until its sender reports, then `succeeded` or `failed` (with an error kind). */
+export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+
+/** A replay: `queued`, `running` while the dispatcher hands its deliveries over, then `completed`. */
+export const REPLAY_STATUSES = ["queued", "running", "completed"] as const;
+export type ReplayStatus = (typeof REPLAY_STATUSES)[number];

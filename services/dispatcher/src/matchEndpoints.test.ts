@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { matchEndpoints } from "./matchEndpoints.ts";
+
+const event = (id: string, app_id: string, type: string) => ({ id, account_id: "acct", app_id, type });
+const endpoint = (id: string, app_id: string, event_types: string[]) => ({
+  id,
+  app_id,
+  url: "u",
+  event_types,
+});
+
+describe("matching endpoints to events", () => {
+  const endpoints = [
+    endpoint("ep_all", "app_a", []),
+    endpoint("ep_paid", "app_a", ["invoice.paid"]),
+    endpoint("ep_voided", "app_a", ["invoice.voided"]),
+    endpoint("ep_other_app", "app_b", []),
+  ];
+  const pairs = (events: ReturnType<typeof event>[], onlyTo?: Map<string, string>) =>
+    matchEndpoints(events, endpoints, onlyTo).map((t) => `${t.event.id}→${t.endpoint.id}`);
+
+  it("gives an event to its app's endpoints that list its type, or list none", () => {
+    expect(pairs([event("e1", "app_a", "invoice.paid")])).toEqual(["e1→ep_all", "e1→ep_paid"]);
+    expect(pairs([event("e2", "app_a", "invoice.created")])).toEqual(["e2→ep_all"]);
+  });
+
+  it("never crosses apps", () => {
+    expect(pairs([event("e3", "app_b", "invoice.paid")])).toEqual(["e3→ep_other_app"]);
+    expect(pairs([event("e4", "app_c", "invoice.paid")])).toEqual([]);
+  });
+
+  it("gives a test event to its one endpoint only, and other events as usual", () => {
+    const onlyTo = new Map([["e5", "ep_paid"]]);
+    expect(
+      pairs([event("e5", "app_a", "invoice.paid"), event("e6", "app_a", "invoice.paid")], onlyTo),
+    ).toEqual(["e5→ep_paid", "e6→ep_all", "e6→ep_paid"]);
+  });
+});

@@ -1,0 +1,83 @@
+import type { Received } from "@herald/broker";
+import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
+import { context, trace } from "@herald/runtime";
+import type { DispatcherDeps } from "./deps.ts";
+import { nextDelay } from "./retryPolicy.ts";
+
+/**
+ * Stage 3, `attempt.completed.v1`, a batch at a time: records each attempt's outcome and
+ * decides what follows, successes and failures alike in one transaction (the lifecycle's
+ * `recordResults`): a success ends the delivery; a failure schedules the next attempt on the
+ * retry schedule or, when it ran out or the endpoint has failed for ENDPOINT_DISABLE_AFTER
+ * (which disables it), ends the delivery as `failed`. Each retry is then published to the
+ * delay queue of its wait; when that runs out, stage 4 (sendDue.ts) takes it.
+ *
+ * Redelivery is harmless by the conditional update `attempts.status = 'pending'`: a result
+ * recorded once changes nothing the second time, and schedules no second retry.
+ */
+export async function recordResults(
+  deps: DispatcherDeps,
+  messages: Received<"attempt.completed.v1">[],
+): Promise<void> {
+  const { config, metrics, logger, broker } = deps;
+  const policy: RetryPolicy = {
+    nextDelay: (attemptNumber, retryAfterMs) => nextDelay(config.retrySchedule, attemptNumber, retryAfterMs),
+    disableAfterMs: config.endpointDisableAfterMs,
+  };
+  const recorded = await record(
+    deps.db,
+    messages.map(({ body: b }) => ({
+      attemptId: b.attempt_id,
+      deliveryId: b.delivery_id,
+      succeeded: b.succeeded,
+      responseStatus: b.response_status,
+      responseBody: b.response_body,
+      error: b.error,
+      durationMs: b.duration_ms,
+      retryAfterMs: b.retry_after_ms,
+      traceId: b.trace_id,
+      completedAt: new Date(b.completed_at),
+      requestHeaders: b.request_headers ?? null,
+    })),
+    policy,
+  );
+  const contexts = new Map(messages.map((m) => [m.body.attempt_id, m.context]));
+  for (const r of recorded) {
+    const ctx = contexts.get(r.attemptId) ?? context.active();
+    trace.getSpan(ctx)?.setAttributes({
+      "herald.event_id": r.eventId,
+      "herald.endpoint_id": r.endpointId,
+      "herald.app_id": r.appId,
+      "herald.attempt_number": r.attemptNumber,
+      "herald.delivery_status": r.status,
+    });
+    metrics.deliveries.inc({ status: r.status });
+    if (r.firstSuccessAfterMs !== null) metrics.deliveryDelay.observe(r.firstSuccessAfterMs / 1000);
+    const line = {
+      event: r.eventId,
+      endpoint: r.endpointId,
+      attempt: r.attemptNumber,
+      status: r.status,
+      ...(r.retry ? { retryInMs: r.retry.delayMs } : {}),
+    };
+    context.with(ctx, () => {
+      if (r.status === "succeeded") logger.debug(line, "delivery succeeded");
+      else logger.info(line, `delivery ${r.status}`);
+      if (r.disabledReason) logger.warn({ endpoint: r.endpointId }, r.disabledReason);
+    });
+  }
+  // After the commit. Should a publish be lost, the sweeper sends the attempt once overdue.
+  await Promise.all(
+    recorded
+      .filter((r) => r.retry)
+      .map((r) =>
+        context.with(contexts.get(r.attemptId) ?? context.active(), () => {
+          metrics.retriesScheduled.inc();
+          return broker.publishToQueue(broker.topology.delayQueue(r.retry!.delayMs), "retry.due.v1", {
+            attempt_id: r.retry!.attemptId,
+            delivery_id: r.deliveryId,
+          });
+        }),
+      ),
+  );
+}

@@ -1,0 +1,42 @@
+import type { ReplayRequestedV1 } from "@herald/contracts";
+import {
+  completeReplay,
+  type ReplaySpec,
+  replayBatch,
+  startReplay,
+  unsentReplayAttempts,
+} from "@herald/db/lifecycle";
+import type { DispatcherDeps } from "./deps.ts";
+import { sendAttempts } from "./sendAttempts.ts";
+
+/** 100 deliveries a batch: each committed, then handed to the senders, before the next. */
+const BATCH = 100;
+
+/**
+ * `replay.requested.v1`: the endpoint's `failed` deliveries that match go back to `pending`,
+ * oldest event first, each with a new attempt tagged with the replay, in batches of 100,
+ * each sent (stage 2) once committed.
+ *
+ * Redelivery is harmless: a restart redelivers the message, which first sends what the last
+ * run committed but never handed over, then carries on with the deliveries still `failed`;
+ * the conditional `status = 'failed'` keeps a delivery from being replayed twice.
+ */
+export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1): Promise<void> {
+  const { db } = deps;
+  if (!(await startReplay(db, message.replay_id))) return;
+  await sendAttempts(deps, await unsentReplayAttempts(db, message.replay_id));
+  const spec: ReplaySpec = {
+    replayId: message.replay_id,
+    endpointId: message.endpoint_id,
+    since: message.since ? new Date(message.since) : null,
+    cutoff: new Date(message.cutoff),
+    eventId: message.event_id,
+  };
+  for (let more = true; more; ) {
+    const batch = await replayBatch(db, spec, BATCH);
+    deps.metrics.deliveries.inc({ status: "pending" }, batch.attemptIds.length);
+    await sendAttempts(deps, batch.attemptIds);
+    more = batch.more;
+  }
+  await completeReplay(db, message.replay_id);
+}
