@@ -103,16 +103,7 @@ describe("a result message the database refuses", () => {
     for (const a of good)
       await expect.poll(() => f.status(a.eventId, a.endpointId), { timeout: 10_000 }).toBe("succeeded");
     const names = topologyNames(sys.prefix);
-    const dead: Drained[] = [];
-    await expect
-      .poll(
-        async () => {
-          dead.push(...(await drainQueue(names.deadQueue)));
-          return dead.length;
-        },
-        { timeout: 15_000 },
-      )
-      .toBe(1);
+    const dead = await deadLetters(names.deadQueue, 1, 15_000);
     expect(dead[0]).toMatchObject({
       name: "attempt.completed.v1",
       body: poison,
@@ -140,16 +131,7 @@ describe("a result message the database refuses", () => {
   it("that does not parse goes to the dead-letter queue at once, with the reason", async () => {
     const names = topologyNames(sys.prefix);
     await sys.gateway.deps.broker.publish("retry.due.v1", { attempt_id: 42 } as never);
-    const dead: Drained[] = [];
-    await expect
-      .poll(
-        async () => {
-          dead.push(...(await drainQueue(names.deadQueue)));
-          return dead.length;
-        },
-        { timeout: 10_000 },
-      )
-      .toBe(1);
+    const dead = await deadLetters(names.deadQueue, 1, 10_000);
     expect(dead[0]!.headers).toMatchObject({
       "x-herald-reason": "unparseable",
       "x-herald-queue": names.queues.dispatcherRetries,
@@ -160,3 +142,18 @@ describe("a result message the database refuses", () => {
 });
 
 const portOf = (server: Server | null) => (server!.address() as AddressInfo).port;
+
+/** Reads the dead-letter queue (acking) until `count` messages have come. */
+async function deadLetters(queue: string, count: number, timeout: number): Promise<Drained[]> {
+  const dead: Drained[] = [];
+  await expect
+    .poll(
+      async () => {
+        dead.push(...(await drainQueue(queue)));
+        return dead.length;
+      },
+      { timeout },
+    )
+    .toBe(count);
+  return dead;
+}

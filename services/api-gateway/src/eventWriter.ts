@@ -1,4 +1,5 @@
 import type { Pool } from "@herald/db";
+import { insertOutboxRows } from "./outbox.ts";
 
 /**
  * Group commit for accepted events. Every request that arrives in the same turn of the event
@@ -25,10 +26,7 @@ const INSERT = `
     SELECT id, account_id, app_id, type, data::jsonb, trace_context, created_at
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
       AS x(id, account_id, app_id, type, data, trace_context, created_at))
-  INSERT INTO outbox (name, message_id, payload, headers, created_at)
-  SELECT name, message_id, payload::jsonb, headers::jsonb, created_at
-  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $7::timestamptz[]) AS m(name, message_id, payload, headers, created_at)
-  RETURNING id, message_id`;
+  ${insertOutboxRows(8)}`;
 
 export class EventWriter {
   private queue: Pending[] = [];
@@ -84,6 +82,7 @@ export class EventWriter {
       column((r) => r.message.messageId),
       column((r) => r.message.payload),
       column((r) => r.message.headers),
+      column((r) => r.createdAt),
     ]);
     return new Map(rows.map((r) => [r.message_id, BigInt(r.id)]));
   }

@@ -13,7 +13,21 @@ import { contextFrom, type Logger, traceHeaders } from "@herald/runtime";
  */
 export type OutboxRow = { id: bigint; name: string; messageId: string; payload: unknown; headers: unknown };
 
-type Tx = Pick<Prisma.TransactionClient, "outboxMessage">;
+type Tx = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
+
+/**
+ * The one statement that writes outbox rows, so the table has one writer: rows from the arrays
+ * at parameters `$n` to `$n+4` (name, message_id, payload and headers as JSON text,
+ * created_at), returning each row's id and message_id. The event writer runs it inside its
+ * group commit; `stage` inside the caller's transaction.
+ */
+export function insertOutboxRows(n: number): string {
+  return `INSERT INTO outbox (name, message_id, payload, headers, created_at)
+    SELECT name, message_id, payload::jsonb, headers::jsonb, created_at
+    FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::timestamptz[])
+      AS m(name, message_id, payload, headers, created_at)
+    RETURNING id, message_id`;
+}
 
 export type OutboxOptions = { relayIntervalMs: number; relayAfterMs: number; batchSize?: number };
 
@@ -31,19 +45,23 @@ export class Outbox {
     private readonly options: OutboxOptions,
   ) {}
 
-  /** A message as the outbox stores it, carrying the active trace context. */
+  /** A message as the outbox stores it, carrying the active trace context (the request's). */
   message<K extends MessageName>(name: K, payload: MessageTypes[K]): Omit<OutboxRow, "id"> {
     return { name, messageId: newId("message"), payload, headers: traceHeaders() };
   }
 
   /** Writes a message inside the caller's transaction. */
   async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
-    const messageId = newId("message");
-    return tx.outboxMessage.create({
-      // The request's trace context, so the message joins its trace whoever publishes it.
-      data: { name, messageId, payload: payload as object, headers: traceHeaders() },
-      select: { id: true, name: true, messageId: true, payload: true, headers: true },
-    });
+    const message = this.message(name, payload);
+    const [row] = await tx.$queryRawUnsafe<{ id: bigint }[]>(
+      insertOutboxRows(1),
+      [name],
+      [message.messageId],
+      [JSON.stringify(payload)],
+      [JSON.stringify(message.headers)],
+      [new Date()],
+    );
+    return { id: BigInt(row!.id), ...message };
   }
 
   /** Publishes committed rows without making the caller wait; the relay covers any failure. */

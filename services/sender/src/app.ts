@@ -84,6 +84,11 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     return outcome;
   }
 
+  /**
+   * `attempt.requested.v1`: makes the attempt and reports it. A redelivered request is made
+   * again (at least once: receivers dedupe on `webhook-id`), unless its outcome is still here
+   * unreported; the dispatcher records one result per attempt (`status = 'pending'`).
+   */
   async function handle(request: AttemptRequestedV1): Promise<void> {
     const outcome = unreported.get(request.attempt_id) ?? (await attempt(request));
     // Bounded: an entry whose message went to another sender is never collected otherwise.

@@ -34,20 +34,12 @@ export type EndpointState = {
   deleted: boolean;
 };
 
-/**
- * Reads these endpoints, locking (in id order) those whose state the caller may change: the
- * ones in `changing`, and those whose failure clock runs (a success stops it). A healthy
- * endpoint's successes so lock nothing here.
- */
-export async function lockEndpoints(
-  tx: PoolClient,
-  ids: string[],
-  changing: string[],
-): Promise<Map<string, EndpointState>> {
+/** Reads and locks these endpoints, in id order: the caller is about to change their state. */
+export async function lockEndpoints(tx: PoolClient, ids: string[]): Promise<Map<string, EndpointState>> {
   const { rows } = await tx.query<EndpointState>(
     `SELECT id, url, failing_since, disabled, deleted_at IS NOT NULL AS deleted FROM endpoints
-     WHERE id = ANY($1) AND (id = ANY($2) OR failing_since IS NOT NULL) ORDER BY id FOR UPDATE`,
-    [ids, changing],
+     WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
+    [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));
 }

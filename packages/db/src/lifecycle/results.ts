@@ -1,8 +1,7 @@
-import { newId } from "../ids.ts";
-import { inTransaction, type Pool } from "../pool.ts";
+import type { Pool } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
-import { storable, storableText, storableTextOrNull } from "../text.ts";
-import { type EndpointState, type LockedDelivery, lockDeliveries, lockEndpoints } from "./locks.ts";
+import { storable, storableTextOrNull } from "../text.ts";
+import { recordFailures } from "./failures.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -46,77 +45,12 @@ export type Recorded = {
   disabledReason: string | null;
 };
 
-type AttemptRow = {
-  id: string;
-  account_id: string;
-  app_id: string;
-  delivery_id: string;
-  event_id: string;
-  endpoint_id: string;
-  attempt_number: number;
-};
-
-function days(ms: number): string {
-  const d = ms / 86_400_000;
-  return d >= 1 ? `${+d.toFixed(1)} days` : `${Math.round(ms / 1000)} s`;
-}
-
-type Step = {
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
-  retryDelayMs: number | null;
-  disabledReason: string | null;
-};
-
 /**
- * What follows one attempt's result, given its delivery and its endpoint as locked (the
- * endpoint state is updated in place, so several results of one endpoint in a batch see each
- * other). A success ends the delivery and stops the endpoint's failure clock. A failure
- * starts the clock; once it has run for `disableAfterMs` the endpoint is disabled and the
- * delivery fails; otherwise the schedule decides: a retry, or `failed` when it ran out. A
- * delivery that was dropped or ended while the attempt was in flight keeps its status.
- */
-function nextStep(
-  result: AttemptResult,
-  attempt: AttemptRow,
-  delivery: LockedDelivery,
-  endpoint: EndpointState | undefined,
-  policy: RetryPolicy,
-): Step {
-  const ended = { nextAttemptAt: null, retryDelayMs: null, disabledReason: null };
-  if (result.succeeded) {
-    if (endpoint) endpoint.failing_since = null;
-    return { status: "succeeded", ...ended };
-  }
-  if (delivery.status !== "pending" && delivery.status !== "retrying")
-    return { status: delivery.status, ...ended };
-  // Not found: the endpoint's app is being deleted; nothing more is sent to it.
-  if (!endpoint) return { status: "dropped", ...ended };
-  endpoint.failing_since ??= result.completedAt;
-  const failingFor = result.completedAt.getTime() - endpoint.failing_since.getTime();
-  let disabledReason: string | null = null;
-  if (failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
-    endpoint.disabled = true;
-    disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since.toISOString()}.`;
-  }
-  const delayMs =
-    endpoint.deleted || endpoint.disabled
-      ? null
-      : policy.nextDelay(attempt.attempt_number, result.retryAfterMs);
-  if (delayMs === null) return { status: endpoint.deleted ? "dropped" : "failed", ...ended, disabledReason };
-  return {
-    status: "retrying",
-    nextAttemptAt: new Date(Date.now() + delayMs),
-    retryDelayMs: delayMs,
-    disabledReason,
-  };
-}
-
-/**
- * `attempt.completed.v1`, a batch at a time, successes and failures alike, in one transaction
- * under the locking rule (locks.ts): the deliveries, then the attempts still `pending` are
- * recorded, then the endpoints whose state changes are locked, then every change is written
- * in one statement (deliveries, next attempts, endpoints).
+ * `attempt.completed.v1`, a batch at a time: records each attempt still `pending` and what
+ * follows from it, under the one locking rule (locks.ts: deliveries first, in id order).
+ * Failures go first, in one transaction that also decides their next steps (failures.ts);
+ * then successes, in one statement. A success stops its endpoint's failure clock unless a
+ * failure after it started the clock again, so the batch's order does not matter.
  *
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
  * is not recorded again, and what follows from it is decided once.
@@ -127,130 +61,77 @@ export async function recordResults(
   policy: RetryPolicy,
 ): Promise<Recorded[]> {
   const unique = [...new Map(results.map((r) => [r.attemptId, r])).values()];
-  if (!unique.length) return [];
-  return inTransaction(pool, async (tx) => {
-    const deliveries = await lockDeliveries(
-      tx,
-      unique.map((r) => r.deliveryId),
-    );
-    const { rows: attempts } = await tx.query<AttemptRow>(
-      `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::boolean[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[])
-           AS r(id, succeeded, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers))
-       UPDATE attempts a SET status = CASE WHEN r.succeeded THEN 'succeeded' ELSE 'failed' END,
-              response_status = r.response_status, response_body = r.response_body, error = r.error,
-              duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
-              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
-       FROM r WHERE a.id = r.id AND a.status = 'pending'
-       RETURNING a.id, a.account_id, a.app_id, a.delivery_id, a.event_id, a.endpoint_id, a.attempt_number`,
-      [
-        unique.map((r) => r.attemptId),
-        unique.map((r) => r.succeeded),
-        unique.map((r) => r.responseStatus),
-        unique.map((r) => storableTextOrNull(r.responseBody)),
-        unique.map((r) => storableTextOrNull(r.error)),
-        unique.map((r) => r.durationMs),
-        unique.map((r) => storableTextOrNull(r.traceId)),
-        unique.map((r) => r.completedAt),
-        unique.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
-      ],
-    );
-    if (!attempts.length) return [];
-    const byId = new Map(unique.map((r) => [r.attemptId, r]));
-    const ordered = attempts
-      .map((attempt) => ({ attempt, result: byId.get(attempt.id)! }))
-      .sort((a, b) => a.result.completedAt.getTime() - b.result.completedAt.getTime());
-    const endpoints = await lockEndpoints(
-      tx,
-      [...new Set(ordered.map((o) => o.attempt.endpoint_id))],
-      ordered.filter((o) => !o.result.succeeded).map((o) => o.attempt.endpoint_id),
-    );
-    const clocks = new Map([...endpoints].map(([id, e]) => [id, { ...e }]));
+  const failures = unique.filter((r) => !r.succeeded);
+  const successes = unique.filter((r) => r.succeeded);
+  return [
+    ...(failures.length ? await recordFailures(pool, failures, policy) : []),
+    ...(successes.length ? await recordSuccesses(pool, successes) : []),
+  ];
+}
 
-    const recorded: Recorded[] = [];
-    const next: { attempt: AttemptRow; id: string; scheduledAt: Date; url: string }[] = [];
-    const settled: { id: string; status: DeliveryStatus; lastAttemptAt: Date; nextAttemptAt: Date | null }[] =
-      [];
-    for (const { attempt, result } of ordered) {
-      const delivery = deliveries.get(attempt.delivery_id);
-      if (!delivery)
-        throw new Error(`delivery ${attempt.delivery_id} of attempt ${attempt.id} was not locked`);
-      const endpoint = clocks.get(attempt.endpoint_id);
-      const step = nextStep(result, attempt, delivery, endpoint, policy);
-      const retryId = step.retryDelayMs === null ? null : newId("attempt");
-      if (retryId && step.nextAttemptAt)
-        next.push({ attempt, id: retryId, scheduledAt: step.nextAttemptAt, url: endpoint!.url });
-      settled.push({
-        id: delivery.id,
-        status: step.status,
-        lastAttemptAt: result.completedAt,
-        nextAttemptAt: step.nextAttemptAt,
-      });
-      const firstSuccess = result.succeeded && delivery.status !== "succeeded";
-      recorded.push({
-        attemptId: attempt.id,
-        deliveryId: delivery.id,
-        eventId: attempt.event_id,
-        endpointId: attempt.endpoint_id,
-        appId: attempt.app_id,
-        attemptNumber: attempt.attempt_number,
-        status: step.status,
-        firstSuccessAfterMs: firstSuccess
-          ? result.completedAt.getTime() - delivery.event_created_at.getTime()
-          : null,
-        retry: retryId ? { attemptId: retryId, delayMs: step.retryDelayMs! } : null,
-        disabledReason: step.disabledReason,
-      });
-      delivery.status = step.status;
-    }
-    const changed = [...clocks.values()].filter((e) => {
-      const before = endpoints.get(e.id)!;
-      return before.failing_since?.getTime() !== e.failing_since?.getTime() || before.disabled !== e.disabled;
-    });
-    const reasons = new Map(
-      recorded.filter((r) => r.disabledReason).map((r) => [r.endpointId, r.disabledReason!]),
-    );
-    await tx.query(
-      `WITH s AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[])
-           AS s(id, status, last_attempt_at, next_attempt_at)),
-       d AS (
-         UPDATE deliveries d SET status = s.status, attempts = d.attempts + 1,
-                last_attempt_at = GREATEST(d.last_attempt_at, s.last_attempt_at),
-                next_attempt_at = s.next_attempt_at, updated_at = now()
-         FROM s WHERE d.id = s.id),
-       n AS (
-         INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
-         SELECT id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, 'pending', url, scheduled_at, now()
-         FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::timestamptz[])
-           AS n(id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, url, scheduled_at)
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
-       UPDATE endpoints e SET failing_since = c.failing_since,
-              disabled = e.disabled OR c.disabled,
-              disabled_reason = COALESCE(c.reason, e.disabled_reason),
-              updated_at = CASE WHEN c.disabled AND NOT e.disabled THEN now() ELSE e.updated_at END
-       FROM unnest($14::text[], $15::timestamptz[], $16::boolean[], $17::text[]) AS c(id, failing_since, disabled, reason)
-       WHERE e.id = c.id`,
-      [
-        settled.map((s) => s.id),
-        settled.map((s) => s.status),
-        settled.map((s) => s.lastAttemptAt),
-        settled.map((s) => s.nextAttemptAt),
-        next.map((n) => n.id),
-        next.map((n) => n.attempt.account_id),
-        next.map((n) => n.attempt.app_id),
-        next.map((n) => n.attempt.delivery_id),
-        next.map((n) => n.attempt.event_id),
-        next.map((n) => n.attempt.endpoint_id),
-        next.map((n) => n.attempt.attempt_number + 1),
-        next.map((n) => n.url),
-        next.map((n) => n.scheduledAt),
-        changed.map((e) => e.id),
-        changed.map((e) => e.failing_since),
-        changed.map((e) => e.disabled),
-        changed.map((e) => reasons.get(e.id) ?? null),
-      ],
-    );
-    return recorded;
-  });
+type SuccessRow = {
+  id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  app_id: string;
+  attempt_number: number;
+  was: DeliveryStatus;
+  completed_at: Date;
+  event_created_at: Date;
+};
+
+/**
+ * Successful attempts, in one statement (atomic, one round trip: successes are nearly every
+ * result under load). `locked` takes the deliveries' locks in id order before their attempts
+ * are touched; the endpoints whose clock stops are locked in id order too.
+ */
+async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<Recorded[]> {
+  const { rows } = await pool.query<SuccessRow>(
+    `WITH r AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
+         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
+     locked AS MATERIALIZED (
+       SELECT d.id, d.status FROM deliveries d WHERE d.id IN (SELECT delivery_id FROM r) ORDER BY d.id FOR UPDATE),
+     a AS (
+       UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
+              error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
+              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
+       FROM r JOIN locked ON locked.id = r.delivery_id
+       WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.status = 'pending'
+       RETURNING a.id, a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at, locked.status AS was),
+     clock AS (
+       UPDATE endpoints SET failing_since = NULL WHERE id IN (
+         SELECT ep.id FROM endpoints ep JOIN (SELECT endpoint_id, max(completed_at) AS at FROM a GROUP BY endpoint_id) s
+           ON s.endpoint_id = ep.id
+         WHERE ep.failing_since <= s.at ORDER BY ep.id FOR UPDATE OF ep)),
+     d AS (
+       UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
+              last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
+       FROM a WHERE d.id = a.delivery_id)
+     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
+    [
+      successes.map((r) => r.attemptId),
+      successes.map((r) => r.deliveryId),
+      successes.map((r) => r.responseStatus),
+      successes.map((r) => storableTextOrNull(r.responseBody)),
+      successes.map((r) => r.durationMs),
+      successes.map((r) => storableTextOrNull(r.traceId)),
+      successes.map((r) => r.completedAt),
+      successes.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
+    ],
+  );
+  return rows.map((r) => ({
+    attemptId: r.id,
+    deliveryId: r.delivery_id,
+    eventId: r.event_id,
+    endpointId: r.endpoint_id,
+    appId: r.app_id,
+    attemptNumber: r.attempt_number,
+    status: "succeeded",
+    firstSuccessAfterMs:
+      r.was === "succeeded" ? null : r.completed_at.getTime() - r.event_created_at.getTime(),
+    retry: null,
+    disabledReason: null,
+  }));
 }

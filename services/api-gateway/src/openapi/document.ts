@@ -57,7 +57,10 @@ const errorSchema: Schema = {
 };
 
 const errorResponses: Record<string, { description: string }> = {
-  "400": { description: "A parameter is missing or invalid (`param` names it), bad JSON, or a bad schema." },
+  "400": {
+    description:
+      "A parameter is missing or invalid (`param` names it), bad JSON, or a bad schema. Text PostgreSQL cannot store (a NUL, `\\u0000`, or an unpaired surrogate) anywhere in a field is invalid, `param` naming where.",
+  },
   "401": {
     description:
       "No key, a malformed key, or a revoked key; for a browser, a session that ended, expired, or is not the page's kind (`Herald-Page`).",

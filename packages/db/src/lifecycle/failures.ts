@@ -1,0 +1,198 @@
+import { newId } from "../ids.ts";
+import { inTransaction, type Pool } from "../pool.ts";
+import type { DeliveryStatus } from "../statuses.ts";
+import { storable, storableTextOrNull } from "../text.ts";
+import { type EndpointState, type LockedDelivery, lockDeliveries, lockEndpoints } from "./locks.ts";
+import type { AttemptResult, Recorded, RetryPolicy } from "./results.ts";
+
+type AttemptRow = {
+  id: string;
+  account_id: string;
+  app_id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempt_number: number;
+};
+
+type Step = {
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  retryDelayMs: number | null;
+  disabledReason: string | null;
+};
+
+function days(ms: number): string {
+  const d = ms / 86_400_000;
+  return d >= 1 ? `${+d.toFixed(1)} days` : `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * What follows one failed attempt, given its delivery and its endpoint as locked (the endpoint
+ * state is updated in place, so several failures of one endpoint in a batch see each other).
+ * A failure starts the endpoint's failure clock; once it has run for `disableAfterMs` the
+ * endpoint is disabled and the delivery fails; otherwise the schedule decides: a retry, or
+ * `failed` when it ran out. A delivery dropped or ended while the attempt was in flight keeps
+ * its status.
+ */
+function nextStep(
+  result: AttemptResult,
+  attempt: AttemptRow,
+  delivery: LockedDelivery,
+  endpoint: EndpointState | undefined,
+  policy: RetryPolicy,
+): Step {
+  const ended = { nextAttemptAt: null, retryDelayMs: null, disabledReason: null };
+  if (delivery.status !== "pending" && delivery.status !== "retrying")
+    return { status: delivery.status, ...ended };
+  // Not found: the endpoint's app is being deleted; nothing more is sent to it.
+  if (!endpoint) return { status: "dropped", ...ended };
+  endpoint.failing_since ??= result.completedAt;
+  const failingFor = result.completedAt.getTime() - endpoint.failing_since.getTime();
+  let disabledReason: string | null = null;
+  if (failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
+    endpoint.disabled = true;
+    disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since.toISOString()}.`;
+  }
+  const delayMs =
+    endpoint.deleted || endpoint.disabled
+      ? null
+      : policy.nextDelay(attempt.attempt_number, result.retryAfterMs);
+  if (delayMs === null) return { status: endpoint.deleted ? "dropped" : "failed", ...ended, disabledReason };
+  return {
+    status: "retrying",
+    nextAttemptAt: new Date(Date.now() + delayMs),
+    retryDelayMs: delayMs,
+    disabledReason,
+  };
+}
+
+/**
+ * Failed attempts, in one transaction under the locking rule (locks.ts): their deliveries are
+ * locked, the attempts still `pending` recorded, their endpoints locked, what follows each
+ * decided (`nextStep`), then written in one statement: the deliveries, the next attempts and
+ * the endpoints' failure clocks. Recording an attempt and deciding what follows commit
+ * together, so no delivery is left without its next step.
+ */
+export async function recordFailures(
+  pool: Pool,
+  failures: AttemptResult[],
+  policy: RetryPolicy,
+): Promise<Recorded[]> {
+  return inTransaction(pool, async (tx) => {
+    const deliveries = await lockDeliveries(
+      tx,
+      failures.map((r) => r.deliveryId),
+    );
+    const { rows: attempts } = await tx.query<AttemptRow>(
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[])
+           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers))
+       UPDATE attempts a SET status = 'failed', response_status = r.response_status, response_body = r.response_body,
+              error = r.error, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
+              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
+       FROM r WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.status = 'pending'
+       RETURNING a.id, a.account_id, a.app_id, a.delivery_id, a.event_id, a.endpoint_id, a.attempt_number`,
+      [
+        failures.map((r) => r.attemptId),
+        failures.map((r) => r.deliveryId),
+        failures.map((r) => r.responseStatus),
+        failures.map((r) => storableTextOrNull(r.responseBody)),
+        failures.map((r) => storableTextOrNull(r.error)),
+        failures.map((r) => r.durationMs),
+        failures.map((r) => storableTextOrNull(r.traceId)),
+        failures.map((r) => r.completedAt),
+        failures.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
+      ],
+    );
+    if (!attempts.length) return [];
+    const byId = new Map(failures.map((r) => [r.attemptId, r]));
+    const ordered = attempts
+      .map((attempt) => ({ attempt, result: byId.get(attempt.id)! }))
+      .sort((a, b) => a.result.completedAt.getTime() - b.result.completedAt.getTime());
+    const endpointIds = [...new Set(ordered.map((o) => o.attempt.endpoint_id))];
+    const endpoints = await lockEndpoints(tx, endpointIds);
+    const clocks = new Map([...endpoints].map(([id, e]) => [id, { ...e }]));
+
+    const recorded: Recorded[] = [];
+    const next: { attempt: AttemptRow; id: string; scheduledAt: Date; url: string }[] = [];
+    const settled: { id: string; status: DeliveryStatus; lastAttemptAt: Date; nextAttemptAt: Date | null }[] =
+      [];
+    for (const { attempt, result } of ordered) {
+      const delivery = deliveries.get(attempt.delivery_id)!;
+      const endpoint = clocks.get(attempt.endpoint_id);
+      const step = nextStep(result, attempt, delivery, endpoint, policy);
+      const retryId = step.retryDelayMs === null ? null : newId("attempt");
+      if (retryId && step.nextAttemptAt)
+        next.push({ attempt, id: retryId, scheduledAt: step.nextAttemptAt, url: endpoint!.url });
+      settled.push({
+        id: delivery.id,
+        status: step.status,
+        lastAttemptAt: result.completedAt,
+        nextAttemptAt: step.nextAttemptAt,
+      });
+      recorded.push({
+        attemptId: attempt.id,
+        deliveryId: delivery.id,
+        eventId: attempt.event_id,
+        endpointId: attempt.endpoint_id,
+        appId: attempt.app_id,
+        attemptNumber: attempt.attempt_number,
+        status: step.status,
+        firstSuccessAfterMs: null,
+        retry: retryId ? { attemptId: retryId, delayMs: step.retryDelayMs! } : null,
+        disabledReason: step.disabledReason,
+      });
+      delivery.status = step.status;
+    }
+    const changed = [...clocks.values()].filter((e) => {
+      const before = endpoints.get(e.id)!;
+      return before.failing_since?.getTime() !== e.failing_since?.getTime() || before.disabled !== e.disabled;
+    });
+    const reasons = new Map(
+      recorded.filter((r) => r.disabledReason).map((r) => [r.endpointId, r.disabledReason!]),
+    );
+    await tx.query(
+      `WITH s AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[])
+           AS s(id, status, last_attempt_at, next_attempt_at)),
+       d AS (
+         UPDATE deliveries d SET status = s.status, attempts = d.attempts + 1,
+                last_attempt_at = GREATEST(d.last_attempt_at, s.last_attempt_at),
+                next_attempt_at = s.next_attempt_at, updated_at = now()
+         FROM s WHERE d.id = s.id),
+       n AS (
+         INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
+         SELECT id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, 'pending', url, scheduled_at, now()
+         FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::timestamptz[])
+           AS n(id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, url, scheduled_at)
+         ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+       UPDATE endpoints e SET failing_since = c.failing_since,
+              disabled = e.disabled OR c.disabled,
+              disabled_reason = COALESCE(c.reason, e.disabled_reason),
+              updated_at = CASE WHEN c.disabled AND NOT e.disabled THEN now() ELSE e.updated_at END
+       FROM unnest($14::text[], $15::timestamptz[], $16::boolean[], $17::text[]) AS c(id, failing_since, disabled, reason)
+       WHERE e.id = c.id`,
+      [
+        settled.map((s) => s.id),
+        settled.map((s) => s.status),
+        settled.map((s) => s.lastAttemptAt),
+        settled.map((s) => s.nextAttemptAt),
+        next.map((n) => n.id),
+        next.map((n) => n.attempt.account_id),
+        next.map((n) => n.attempt.app_id),
+        next.map((n) => n.attempt.delivery_id),
+        next.map((n) => n.attempt.event_id),
+        next.map((n) => n.attempt.endpoint_id),
+        next.map((n) => n.attempt.attempt_number + 1),
+        next.map((n) => n.url),
+        next.map((n) => n.scheduledAt),
+        changed.map((e) => e.id),
+        changed.map((e) => e.failing_since),
+        changed.map((e) => e.disabled),
+        changed.map((e) => reasons.get(e.id) ?? null),
+      ],
+    );
+    return recorded;
+  });
+}

@@ -1,0 +1,167 @@
+import { newId } from "@herald/db";
+import { type AttemptResult, dropDeliveries, type RetryPolicy, recordResults } from "@herald/db/lifecycle";
+import { createPool, type Pool } from "@herald/db/pool";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../support/isolation.ts";
+
+/**
+ * The lifecycle's result recording, on a database of its own: what each result leads to, that a
+ * result recorded twice changes nothing twice, that a batch's order does not decide an
+ * endpoint's failure clock, and that results and a drop of the same deliveries, concurrent,
+ * apply one after the other without a deadlock.
+ */
+let pool: Pool;
+let drop: () => Promise<void>;
+const account = newId("account");
+const app = newId("app");
+const policy: RetryPolicy = { nextDelay: (n) => (n < 3 ? 60_000 : null), disableAfterMs: 86_400_000 };
+
+beforeAll(async () => {
+  const db = await createTestDatabase();
+  drop = db.drop;
+  pool = createPool(db.url, 8);
+  await pool.query("INSERT INTO accounts (id, name) VALUES ($1, 'a')", [account]);
+  await pool.query("INSERT INTO apps (id, account_id, name) VALUES ($1, $2, 'a')", [app, account]);
+});
+afterAll(async () => {
+  await pool.end();
+  await drop();
+});
+
+async function endpoint(): Promise<string> {
+  const id = newId("endpoint");
+  await pool.query(
+    "INSERT INTO endpoints (id, account_id, app_id, url, secret) VALUES ($1, $2, $3, 'https://e.example', 's')",
+    [id, account, app],
+  );
+  return id;
+}
+
+/** A delivery with its pending attempt number `n`, as fan-out or a retry leaves it. */
+async function delivery(endpointId: string, n = 1): Promise<{ attempt: string; delivery: string }> {
+  const event = newId("event");
+  const d = newId("delivery");
+  const a = newId("attempt");
+  await pool.query("INSERT INTO events (id, account_id, app_id, type, data) VALUES ($1, $2, $3, 't', '{}')", [
+    event,
+    account,
+    app,
+  ]);
+  await pool.query(
+    `INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [d, account, app, event, endpointId, n === 1 ? "pending" : "retrying", n - 1],
+  );
+  await pool.query(
+    `INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, sent_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 'https://e.example', now(), now())`,
+    [a, account, app, d, event, endpointId, n],
+  );
+  return { attempt: a, delivery: d };
+}
+
+const result = (
+  d: { attempt: string; delivery: string },
+  succeeded: boolean,
+  completedAt = new Date(),
+): AttemptResult => ({
+  attemptId: d.attempt,
+  deliveryId: d.delivery,
+  succeeded,
+  responseStatus: succeeded ? 200 : 500,
+  responseBody: succeeded ? "ok" : "down",
+  error: succeeded ? null : "http_error",
+  durationMs: 3,
+  retryAfterMs: null,
+  traceId: null,
+  completedAt,
+  requestHeaders: { "x-a": "b" },
+});
+
+const statusOf = async (id: string) =>
+  (await pool.query<{ status: string }>("SELECT status FROM deliveries WHERE id = $1", [id])).rows[0]?.status;
+const clockOf = async (id: string) =>
+  (await pool.query<{ f: Date | null }>("SELECT failing_since AS f FROM endpoints WHERE id = $1", [id]))
+    .rows[0]!.f;
+
+describe("recording a batch of results", () => {
+  it("ends a success, schedules a retry, ends a failure out of steps, and keeps a dropped delivery dropped", async () => {
+    const healthy = await endpoint();
+    const failing = await endpoint();
+    const ok = await delivery(healthy);
+    const retry = await delivery(failing);
+    const last = await delivery(failing, 3);
+    const dropped = await delivery(failing);
+    await pool.query("UPDATE deliveries SET status = 'dropped' WHERE id = $1", [dropped.delivery]);
+
+    const batch = [result(ok, true), result(retry, false), result(last, false), result(dropped, false)];
+    const recorded = await recordResults(pool, batch, policy);
+    const by = new Map(recorded.map((r) => [r.deliveryId, r]));
+    expect(by.get(ok.delivery)).toMatchObject({ status: "succeeded", retry: null });
+    expect(by.get(ok.delivery)!.firstSuccessAfterMs).toBeGreaterThanOrEqual(0);
+    expect(by.get(retry.delivery)).toMatchObject({ status: "retrying", retry: { delayMs: 60_000 } });
+    expect(by.get(last.delivery)).toMatchObject({ status: "failed", retry: null });
+    expect(by.get(dropped.delivery)).toMatchObject({ status: "dropped", retry: null });
+    for (const [d, status] of [
+      [ok, "succeeded"],
+      [retry, "retrying"],
+      [last, "failed"],
+      [dropped, "dropped"],
+    ] as const)
+      expect(await statusOf(d.delivery)).toBe(status);
+    const next = await pool.query("SELECT attempt_number, status FROM attempts WHERE id = $1", [
+      by.get(retry.delivery)!.retry!.attemptId,
+    ]);
+    expect(next.rows).toEqual([{ attempt_number: 2, status: "pending" }]);
+    expect(await clockOf(failing)).not.toBeNull();
+    expect(await clockOf(healthy)).toBeNull();
+
+    // The same results again, as a redelivered message brings them: nothing changes twice.
+    expect(await recordResults(pool, batch, policy)).toEqual([]);
+    const attempts = await pool.query("SELECT count(*)::int AS n FROM attempts WHERE delivery_id = $1", [
+      retry.delivery,
+    ]);
+    expect(attempts.rows[0].n).toBe(2);
+  });
+
+  it("stops an endpoint's failure clock by its latest result, whatever the order in the batch", async () => {
+    const base = Date.now() - 60_000;
+    const t = (s: number) => new Date(base + s * 1000);
+    const recovered = await endpoint();
+    const broken = await endpoint();
+    const [a, b, c, d] = [
+      await delivery(recovered),
+      await delivery(recovered),
+      await delivery(broken),
+      await delivery(broken),
+    ];
+    await recordResults(
+      pool,
+      [result(a!, true, t(2)), result(b!, false, t(1)), result(c!, true, t(1)), result(d!, false, t(2))],
+      policy,
+    );
+    expect(await clockOf(recovered)).toBeNull();
+    expect((await clockOf(broken))?.getTime()).toBe(t(2).getTime());
+  });
+
+  it("applies results and a drop of the same deliveries one after the other, without a deadlock", async () => {
+    const ep = await endpoint();
+    const made = [];
+    for (let i = 0; i < 150; i++) made.push(await delivery(ep));
+    const shuffled = [...made].sort(() => Math.random() - 0.5);
+    const batches = [0, 50, 100].map((i) => shuffled.slice(i, i + 50).map((d, j) => result(d, j % 3 !== 0)));
+    const outcomes = await Promise.allSettled([
+      ...batches.map((b) => recordResults(pool, b, policy)),
+      dropDeliveries(pool, ep),
+    ]);
+    expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+    const { rows } = await pool.query<{ status: string; n: number }>(
+      "SELECT status, count(*)::int AS n FROM deliveries WHERE endpoint_id = $1 GROUP BY status ORDER BY status",
+      [ep],
+    );
+    // Each ends as the one applied last left it: succeeded (a success wins over a drop), or
+    // dropped; none is left open with its result recorded.
+    expect(rows.every((r) => r.status === "succeeded" || r.status === "dropped")).toBe(true);
+    expect(rows.reduce((n, r) => n + r.n, 0)).toBe(150);
+  });
+});
