@@ -121,9 +121,9 @@ describe.each(overlays)("the engines of the %s overlay", (overlay) => {
     const pool = Number(configMap(objects).DATABASE_POOL_SIZE);
     const gateways = find(objects, "HorizontalPodAutoscaler", "herald-api-gateway").spec.maxReplicas;
     const dispatchers = find(objects, "ScaledObject", "herald-dispatcher").spec.maxReplicaCount;
-    // Each process holds two pools (Prisma's and the plain one) of DATABASE_POOL_SIZE; one
-    // surge pod of each during a rollout; the migration and CloudNativePG's own connections.
-    const needed = (gateways + dispatchers + 2) * 2 * pool + 10;
+    // Each process holds one pool of DATABASE_POOL_SIZE; one surge pod of each during a
+    // rollout; the migration and CloudNativePG's own connections.
+    const needed = (gateways + dispatchers + 2) * pool + 10;
     expect(Number(db.spec.postgresql.parameters.max_connections)).toBeGreaterThanOrEqual(needed);
   });
 
