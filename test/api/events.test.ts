@@ -180,6 +180,21 @@ describe("accepting events together", () => {
       expect((await gw.request("GET", `/v3/events/${r.body.id}`)).body.data).toEqual({ app: kept });
     }
   });
+
+  it("refuses an event for an app another gateway deleted while this one still has it cached", async () => {
+    const app = (await gw.request("POST", "/v3/apps", { json: { name: "Elsewhere" } })).body.id as string;
+    const send = () => gw.request("POST", "/v3/events", { json: { app, type: "user.signed_up", data: {} } });
+    expect((await send()).status).toBe(201);
+    // What a DELETE through another replica does; this gateway's cache still holds the app.
+    await gw.gateway.deps.prisma.app.update({
+      where: { id: app },
+      data: { deletedAt: new Date(), uid: null },
+    });
+    const refused = await send();
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toMatchObject({ code: "resource_missing", param: "app" });
+    expect(await gw.gateway.deps.prisma.event.count({ where: { appId: app } })).toBe(1);
+  });
 });
 
 describe("filtering events by their deliveries", () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type MessageName, type MessageTypes, parseMessage } from "@herald/contracts";
 import {
   type Context,
@@ -65,6 +66,9 @@ type Held = {
 
 /** The longest error text a dead-lettered message carries in its headers. */
 const ERROR_HEADER_LIMIT = 1000;
+/** Waits before consuming again on a new channel: 1 s doubling to 30 s. */
+const REATTACH_MIN_MS = 1000;
+const REATTACH_MAX_MS = 30_000;
 
 /**
  * One consumer on its own channel, re-attached on every connection. A message is acked only
@@ -78,6 +82,10 @@ export class Consumer {
   private channel: Channel | null = null;
   private tag: string | null = null;
   private stopped = false;
+  /** The connection consumed on, while it is open. */
+  private model: ChannelModel | null = null;
+  private reattachMs = REATTACH_MIN_MS;
+  private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private pending: Held[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -86,10 +94,18 @@ export class Consumer {
 
   async attach(model: ChannelModel): Promise<void> {
     if (this.stopped) return;
+    if (this.model !== model) {
+      this.model = model;
+      model.once("close", () => {
+        if (this.model === model) this.model = null;
+      });
+    }
     const channel = await model.createChannel();
     channel.on("error", () => {});
     channel.on("close", () => {
-      if (this.channel === channel) this.channel = null;
+      if (this.channel !== channel) return;
+      this.channel = null;
+      this.reattach(model);
     });
     await channel.prefetch(this.options.prefetch);
     this.channel = channel;
@@ -97,6 +113,23 @@ export class Consumer {
       if (msg) this.receive(channel, msg);
     });
     this.tag = consumerTag;
+    this.reattachMs = REATTACH_MIN_MS;
+  }
+
+  /**
+   * RabbitMQ closed this consumer's channel while the connection stays up (a message held past
+   * its consumer timeout, a channel error): consume again on a new channel, with backoff. When
+   * the connection itself went, the broker re-attaches every consumer once it reconnects.
+   */
+  private reattach(model: ChannelModel): void {
+    const delay = this.reattachMs;
+    this.reattachMs = Math.min(this.reattachMs * 2, REATTACH_MAX_MS);
+    const timer = setTimeout(() => {
+      if (this.stopped || this.channel || this.model !== model) return;
+      this.options.logger.warn({ queue: this.options.queue }, "consumer channel closed; consuming again");
+      this.attach(model).catch(() => this.reattach(model));
+    }, delay);
+    timer.unref();
   }
 
   private track(work: Promise<void>): void {
@@ -184,7 +217,9 @@ export class Consumer {
           h.end(error);
           await this.deadLetter(h.channel, h.msg, "handler_failed", error, failures);
         },
-        wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        stopping: () => this.stopped,
+        // A wait between tries ends early when the consumer stops.
+        wait: (ms) => sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => {}),
         onRetry: ({ items, error, transient, waitMs }) =>
           logger.warn(
             { queue, messages: items, err: error.message, transient, retryInMs: waitMs },
@@ -237,6 +272,7 @@ export class Consumer {
   /** Stops taking messages and waits for the ones in hand to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     const channel = this.channel;
     if (channel && this.tag) await channel.cancel(this.tag).catch(() => {});
     this.flush();

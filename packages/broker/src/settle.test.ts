@@ -13,7 +13,7 @@ const policy: SettlePolicy = {
 async function decide(
   count: number,
   run: (items: number[], call: number) => void,
-  { live = (_: number): boolean => true } = {},
+  { live = (_: number): boolean => true, stopping = (): boolean => false } = {},
 ) {
   const acked: number[] = [];
   const dead: { item: number; error: string; failures: number }[] = [];
@@ -31,6 +31,7 @@ async function decide(
         dead.push({ item, error: error.message, failures });
       },
       live,
+      stopping,
       wait: async (ms) => {
         waits.push(ms);
       },
@@ -94,5 +95,18 @@ describe("settling messages after their handler ran", () => {
       { live: () => open },
     );
     expect(r).toMatchObject({ acked: [], dead: [], calls: [[0, 1]] });
+  });
+
+  it("stops trying once the consumer is stopping, leaving the messages to the broker", async () => {
+    let stopping = false;
+    const r = await decide(
+      1,
+      () => {
+        stopping = true;
+        throw new Transient("database away");
+      },
+      { stopping: () => stopping },
+    );
+    expect(r).toMatchObject({ acked: [], dead: [], calls: [[0]] });
   });
 });

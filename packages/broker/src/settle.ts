@@ -12,8 +12,8 @@
  *   bug): a batch is split in halves, each tried on its own, until the message at fault is
  *   alone; the others commit. A message alone that fails `maxFailures` times in a row is
  *   dead-lettered with the error, and the queue moves on.
- * - Every channel the messages came on is gone: nothing is decided here; the broker hands
- *   them to another consumer.
+ * - Every channel the messages came on is gone, or the consumer is stopping: no more tries;
+ *   the broker hands the messages to another consumer.
  */
 export type SettlePolicy = {
   isTransient(err: unknown): boolean;
@@ -28,6 +28,8 @@ export type SettleIo<T> = {
   deadLetter(item: T, error: Error, failures: number): Promise<void>;
   /** False once the item's channel is closed: it can no longer be acked. */
   live(item: T): boolean;
+  /** True once the consumer is stopping: a failed try is not tried again. */
+  stopping(): boolean;
   wait(ms: number): Promise<void>;
   onRetry(info: { items: number; error: Error; transient: boolean; waitMs: number }): void;
 };
@@ -55,6 +57,7 @@ export async function settle<T>(
     } catch (err) {
       error = asError(err);
     }
+    if (io.stopping()) return;
     const transient = policy.isTransient(error);
     if (!transient && items.length > 1) {
       const half = Math.ceil(items.length / 2);
@@ -71,5 +74,6 @@ export async function settle<T>(
     const waitMs = policy.backoffMs(transient ? ++transientTries : failures);
     io.onRetry({ items: items.length, error, transient, waitMs });
     await io.wait(waitMs);
+    if (io.stopping()) return;
   }
 }

@@ -29,23 +29,45 @@ export function storable<T>(value: T): T {
 }
 
 /**
- * The path (keys from the root) of the first key or string PostgreSQL cannot store in a JSON
- * value, or null when it can store all of it.
+ * The path (keys from the root) of a key or string PostgreSQL cannot store in a JSON value, or
+ * null when it can store all of it. Iterative and linear in the value's size: a body nested
+ * thousands deep, or a million elements wide, costs what reading it costs, and no stack.
  */
-export function unstorableAt(value: unknown, path: string[] = []): string[] | null {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unstorableAt(value[i], [...path, String(i)]);
-      if (found) return found;
+export function unstorableAt(root: unknown): string[] | null {
+  if (typeof root === "string") return UNSTORABLE.test(root) ? [] : null;
+  // Containers met so far, each with its parent's index and its key there: a path is built
+  // only for what is found.
+  const parents: number[] = [];
+  const keys: string[] = [];
+  const pathTo = (node: number, last: string): string[] => {
+    const path = [last];
+    for (let n = node; n >= 0; n = parents[n]!) path.push(keys[n]!);
+    return path.reverse();
+  };
+  const pending: [unknown, number][] = [[root, -1]];
+  // One item of a container: found, or its contents to look at later.
+  const visit = (item: unknown, node: number, key: () => string): string[] | null => {
+    if (typeof item === "string") return UNSTORABLE.test(item) ? pathTo(node, key()) : null;
+    if (item && typeof item === "object") {
+      parents.push(node);
+      keys.push(key());
+      pending.push([item, parents.length - 1]);
     }
     return null;
-  }
-  if (value && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      if (UNSTORABLE.test(key)) return [...path, key];
-      const found = unstorableAt(item, [...path, key]);
-      if (found) return found;
+  };
+  while (pending.length) {
+    const [value, node] = pending.pop()!;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = visit(value[i], node, () => String(i));
+        if (found) return found;
+      }
+    } else if (value && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) {
+        if (UNSTORABLE.test(key)) return pathTo(node, key);
+        const found = visit(item, node, () => key);
+        if (found) return found;
+      }
     }
   }
   return null;

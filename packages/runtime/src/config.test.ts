@@ -53,6 +53,13 @@ describe("config", () => {
     expect(missing.problems).toEqual(["ENCRYPTION_KEY is required (the gateway's key)"]);
   });
 
+  it("refuses an ATTEMPT_TIMEOUT of nothing", () => {
+    const r = new ConfigReader({ ATTEMPT_TIMEOUT: "0.4" });
+    r.attemptTimeout();
+    expect(r.problems).toEqual(['ATTEMPT_TIMEOUT must be at least 1ms, got "0.4"']);
+    expect(new ConfigReader({}).attemptTimeout()).toBe(15_000);
+  });
+
   it("reads LOG_LEVEL as one of pino's levels", () => {
     expect(new ConfigReader({ LOG_LEVEL: "debug" }).logLevel()).toBe("debug");
     expect(new ConfigReader({}).logLevel()).toBe("info");

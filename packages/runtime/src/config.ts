@@ -120,7 +120,9 @@ export class ConfigReader {
 
   /** ATTEMPT_TIMEOUT: the longest one attempt may take, read alike by the dispatcher and senders. */
   attemptTimeout(): number {
-    return this.duration("ATTEMPT_TIMEOUT", DEFAULT_ATTEMPT_TIMEOUT_MS);
+    const ms = this.duration("ATTEMPT_TIMEOUT", DEFAULT_ATTEMPT_TIMEOUT_MS);
+    this.check(ms >= 1, `ATTEMPT_TIMEOUT must be at least 1ms, got "${this.string("ATTEMPT_TIMEOUT")}"`);
+    return Math.max(ms, 1);
   }
 
   /** ENCRYPTION_KEY, required: the key endpoint secrets are sealed with (`hint` says why here). */

@@ -4,8 +4,10 @@ import { insertOutboxRows } from "./outbox.ts";
 /**
  * Group commit for accepted events. Every request that arrives in the same turn of the event
  * loop joins one statement that inserts all their events and outbox messages (atomic, one
- * round trip, one WAL flush) instead of one each. When a batch fails, its rows are retried
- * one by one, so a single bad row (an app deleted meanwhile) fails only its own request.
+ * round trip, one WAL flush) instead of one each. An event whose app is deleted (another
+ * gateway's cache may still hold it for a few seconds) is left out, and its request gets
+ * `AppDeletedError`. When a batch fails, its rows are retried one by one, so a single bad row
+ * fails only its own request.
  */
 export type EventRecord = {
   id: string;
@@ -21,12 +23,19 @@ export type EventRecord = {
 type Pending = { record: EventRecord; resolve: (outboxId: bigint) => void; reject: (err: unknown) => void };
 
 const INSERT = `
-  WITH e AS (
+  WITH x AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+                         $8::text[], $9::text[], $10::text[], $11::text[])
+      AS x(id, account_id, app_id, type, data, trace_context, created_at, name, message_id, payload, headers)),
+  e AS (
     INSERT INTO events (id, account_id, app_id, type, data, trace_context, created_at)
-    SELECT id, account_id, app_id, type, data::jsonb, trace_context, created_at
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-      AS x(id, account_id, app_id, type, data, trace_context, created_at))
-  ${insertOutboxRows(8)}`;
+    SELECT id, account_id, app_id, type, data::jsonb, trace_context, created_at FROM x
+    WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = x.app_id AND apps.deleted_at IS NULL)
+    RETURNING id)
+  ${insertOutboxRows("x JOIN e ON e.id = x.id")}`;
+
+/** The event's app was deleted: nothing was stored. */
+export class AppDeletedError extends Error {}
 
 export class EventWriter {
   private queue: Pending[] = [];
@@ -54,14 +63,19 @@ export class EventWriter {
     const batch = this.queue;
     this.queue = [];
     if (!batch.length) return;
+    const settle = (p: Pending, ids: Map<string, bigint>) => {
+      const id = ids.get(p.record.message.messageId);
+      if (id === undefined) p.reject(new AppDeletedError(`app ${p.record.appId} is deleted`));
+      else p.resolve(id);
+    };
     try {
       const ids = await this.insert(batch.map((p) => p.record));
-      for (const p of batch) p.resolve(ids.get(p.record.message.messageId)!);
+      for (const p of batch) settle(p, ids);
     } catch (err) {
       if (batch.length === 1) return batch[0]!.reject(err);
       for (const p of batch) {
         await this.insert([p.record]).then(
-          (ids) => p.resolve(ids.get(p.record.message.messageId)!),
+          (ids) => settle(p, ids),
           (e) => p.reject(e),
         );
       }
@@ -82,7 +96,6 @@ export class EventWriter {
       column((r) => r.message.messageId),
       column((r) => r.message.payload),
       column((r) => r.message.headers),
-      column((r) => r.createdAt),
     ]);
     return new Map(rows.map((r) => [r.message_id, BigInt(r.id)]));
   }

@@ -16,16 +16,14 @@ export type OutboxRow = { id: bigint; name: string; messageId: string; payload: 
 type Tx = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
 
 /**
- * The one statement that writes outbox rows, so the table has one writer: rows from the arrays
- * at parameters `$n` to `$n+4` (name, message_id, payload and headers as JSON text,
- * created_at), returning each row's id and message_id. The event writer runs it inside its
+ * The one statement that writes outbox rows, so the table has one writer: the rows of `from`,
+ * a FROM item with the columns name, message_id, payload and headers (JSON text) and
+ * created_at, returning each row's id and message_id. The event writer runs it inside its
  * group commit; `stage` inside the caller's transaction.
  */
-export function insertOutboxRows(n: number): string {
+export function insertOutboxRows(from: string): string {
   return `INSERT INTO outbox (name, message_id, payload, headers, created_at)
-    SELECT name, message_id, payload::jsonb, headers::jsonb, created_at
-    FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::timestamptz[])
-      AS m(name, message_id, payload, headers, created_at)
+    SELECT name, message_id, payload::jsonb, headers::jsonb, created_at FROM ${from}
     RETURNING id, message_id`;
 }
 
@@ -54,7 +52,9 @@ export class Outbox {
   async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
     const message = this.message(name, payload);
     const [row] = await tx.$queryRawUnsafe<{ id: bigint }[]>(
-      insertOutboxRows(1),
+      insertOutboxRows(
+        "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS m(name, message_id, payload, headers, created_at)",
+      ),
       [name],
       [message.messageId],
       [JSON.stringify(payload)],

@@ -6,14 +6,15 @@ import { nextDelay } from "./retryPolicy.ts";
 
 /**
  * Stage 3, `attempt.completed.v1`, a batch at a time: records each attempt's outcome and
- * decides what follows, successes and failures alike in one transaction (the lifecycle's
- * `recordResults`): a success ends the delivery; a failure schedules the next attempt on the
+ * decides what follows, successes and failures alike, atomically for the batch (the
+ * lifecycle's `recordResults`): a success ends the delivery; a failure schedules the next attempt on the
  * retry schedule or, when it ran out or the endpoint has failed for ENDPOINT_DISABLE_AFTER
  * (which disables it), ends the delivery as `failed`. Each retry is then published to the
  * delay queue of its wait; when that runs out, stage 4 (sendDue.ts) takes it.
  *
  * Redelivery is harmless by the conditional update `attempts.status = 'pending'`: a result
- * recorded once changes nothing the second time, and schedules no second retry.
+ * recorded once changes nothing the second time, and schedules no second retry. Should a retry's
+ * publish below fail after the commit, the sweeper sends that attempt once it is overdue.
  */
 export async function recordResults(
   deps: DispatcherDeps,

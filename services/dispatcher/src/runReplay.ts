@@ -8,6 +8,7 @@ import {
 } from "@herald/db/lifecycle";
 import type { DispatcherDeps } from "./deps.ts";
 import { sendAttempts } from "./sendAttempts.ts";
+import { SLICE_MS } from "./slices.ts";
 
 /** 100 deliveries a batch: each committed, then handed to the senders, before the next. */
 const BATCH = 100;
@@ -15,7 +16,8 @@ const BATCH = 100;
 /**
  * `replay.requested.v1`: the endpoint's `failed` deliveries that match go back to `pending`,
  * oldest event first, each with a new attempt tagged with the replay, in batches of 100,
- * each sent (stage 2) once committed.
+ * each sent (stage 2) once committed. After SLICE_MS the rest is left to the same message,
+ * published again.
  *
  * Redelivery is harmless: a restart redelivers the message, which first sends what the last
  * run committed but never handed over, then carries on with the deliveries still `failed`;
@@ -32,7 +34,13 @@ export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1
     cutoff: new Date(message.cutoff),
     eventId: message.event_id,
   };
+  const until = Date.now() + SLICE_MS;
   for (let more = true; more; ) {
+    if (Date.now() > until) {
+      deps.logger.info({ replay: message.replay_id }, "replay: more to queue, carried on later");
+      await deps.broker.publish("replay.requested.v1", message);
+      return;
+    }
     const batch = await replayBatch(db, spec, BATCH);
     deps.metrics.deliveries.inc({ status: "pending" }, batch.attemptIds.length);
     await sendAttempts(deps, batch.attemptIds);

@@ -7,6 +7,11 @@ import type { DeliveryStatus } from "../statuses.ts";
  * only then touches their attempts or their endpoints (again in id order). Every writer
  * taking locks in the same order cannot deadlock with another, and a result and a drop of the
  * same delivery apply one after the other, each seeing what the other did.
+ *
+ * `FOR NO KEY UPDATE`, not `FOR UPDATE`: no key changes, so a row being inserted that refers
+ * to one of these (an attempt of a locked delivery, a delivery of a locked endpoint: its
+ * foreign key takes `FOR KEY SHARE`) does not wait on it. A failing endpoint's results
+ * never hold up another tenant's fan-out.
  */
 export type LockedDelivery = {
   id: string;
@@ -19,7 +24,7 @@ export async function lockDeliveries(tx: PoolClient, ids: string[]): Promise<Map
   const { rows } = await tx.query<LockedDelivery>(
     `SELECT d.id, d.status, d.endpoint_id, ev.created_at AS event_created_at
      FROM deliveries d JOIN events ev ON ev.id = d.event_id
-     WHERE d.id = ANY($1) ORDER BY d.id FOR UPDATE OF d`,
+     WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`,
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));
@@ -34,12 +39,20 @@ export type EndpointState = {
   deleted: boolean;
 };
 
-/** Reads and locks these endpoints, in id order: the caller is about to change their state. */
-export async function lockEndpoints(tx: PoolClient, ids: string[]): Promise<Map<string, EndpointState>> {
+/**
+ * Reads these endpoints, locking (in id order) those whose state the caller may change: the
+ * ones in `changing`, and those whose failure clock runs (a success stops it). Returns the
+ * ones locked; a healthy endpoint's successes lock nothing here.
+ */
+export async function lockEndpoints(
+  tx: PoolClient,
+  ids: string[],
+  changing: string[],
+): Promise<Map<string, EndpointState>> {
   const { rows } = await tx.query<EndpointState>(
     `SELECT id, url, failing_since, disabled, deleted_at IS NOT NULL AS deleted FROM endpoints
-     WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
-    [ids],
+     WHERE id = ANY($1) AND (id = ANY($2) OR failing_since IS NOT NULL) ORDER BY id FOR NO KEY UPDATE`,
+    [ids, changing],
   );
   return new Map(rows.map((r) => [r.id, r]));
 }

@@ -12,17 +12,22 @@ export type PurgeProgress = { deliveries: number; events: number; endpoints: num
 /**
  * After an app's deletion (the api-gateway marked it `deleted_at`, so no read shows it): its
  * deliveries with their attempts, its events, its endpoints and finally the app row are
- * deleted, in bounded transactions, deliveries under the locking rule. Returns what was
- * deleted; `onBatch` hears of each step, for progress in the logs.
+ * deleted, in bounded transactions, deliveries under the locking rule. Stops after the batch
+ * during which `until` (epoch ms) passed, with `done: false`: the caller carries on later, so
+ * no one message is held for long, and each call gets at least one batch done. `onBatch` hears of each step, for progress in the logs;
+ * null when there is nothing to do.
  *
- * Idempotent: a run cut short leaves the rest, and the next run (a redelivered message) goes
- * on from there. An app that is not marked deleted is left alone.
+ * Idempotent: a run cut short leaves the rest, and the next run goes on from there. An app
+ * that is not marked deleted is left alone.
  */
 export async function purgeApp(
   pool: Pool,
   appId: string,
-  onBatch: (progress: PurgeProgress) => void = () => {},
-): Promise<PurgeProgress | null> {
+  {
+    until = Number.POSITIVE_INFINITY,
+    onBatch = () => {},
+  }: { until?: number; onBatch?: (p: PurgeProgress) => void },
+): Promise<(PurgeProgress & { done: boolean }) | null> {
   const { rows: apps } = await pool.query<{ account_id: string }>(
     "SELECT account_id FROM apps WHERE id = $1 AND deleted_at IS NOT NULL",
     [appId],
@@ -30,6 +35,7 @@ export async function purgeApp(
   const app = apps[0];
   if (!app) return null;
   const progress: PurgeProgress = { deliveries: 0, events: 0, endpoints: 0 };
+  const late = () => Date.now() > until;
   const { rows: endpoints } = await pool.query<{ id: string }>("SELECT id FROM endpoints WHERE app_id = $1", [
     appId,
   ]);
@@ -56,6 +62,7 @@ export async function purgeApp(
         return rows.length === BATCH;
       });
       onBatch(progress);
+      if (more && late()) return { ...progress, done: false };
     }
   }
   for (let more = true; more; ) {
@@ -67,9 +74,10 @@ export async function purgeApp(
     progress.events += rowCount ?? 0;
     more = rowCount === BATCH;
     onBatch(progress);
+    if (more && late()) return { ...progress, done: false };
   }
   const removed = await pool.query("DELETE FROM endpoints WHERE app_id = $1", [appId]);
   progress.endpoints = removed.rowCount ?? 0;
   await pool.query("DELETE FROM apps WHERE id = $1", [appId]);
-  return progress;
+  return { ...progress, done: true };
 }

@@ -47,8 +47,9 @@ export async function replayBatch(
 ): Promise<{ attemptIds: string[]; more: boolean }> {
   return inTransaction(pool, async (tx) => {
     const { rows: candidates } = await tx.query<{ id: string }>(
-      `SELECT d.id FROM deliveries d
-       WHERE d.endpoint_id = $1 AND d.status = 'failed'
+      // Nothing more once the endpoint is deleted or disabled mid-way (or its app deleted).
+      `SELECT d.id FROM deliveries d JOIN endpoints ep ON ep.id = d.endpoint_id
+       WHERE d.endpoint_id = $1 AND d.status = 'failed' AND ep.deleted_at IS NULL AND NOT ep.disabled
          AND COALESCE(d.last_attempt_at, d.updated_at) <= $2
          AND ($3::timestamptz IS NULL OR COALESCE(d.last_attempt_at, d.updated_at) >= $3::timestamptz)
          AND ($4::text IS NULL OR d.event_id = $4::text)

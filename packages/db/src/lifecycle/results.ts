@@ -1,7 +1,7 @@
 import type { Pool } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { recordFailures } from "./failures.ts";
+import { recordBatch } from "./batch.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -47,10 +47,10 @@ export type Recorded = {
 
 /**
  * `attempt.completed.v1`, a batch at a time: records each attempt still `pending` and what
- * follows from it, under the one locking rule (locks.ts: deliveries first, in id order).
- * Failures go first, in one transaction that also decides their next steps (failures.ts);
- * then successes, in one statement. A success stops its endpoint's failure clock unless a
- * failure after it started the clock again, so the batch's order does not matter.
+ * follows from it, atomically, under the one locking rule (locks.ts: deliveries first, in id
+ * order). A batch with failures is one transaction that decides each result's next step in
+ * the order they happened (batch.ts); a batch of successes only, nearly every batch under
+ * load, is one statement.
  *
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
  * is not recorded again, and what follows from it is decided once.
@@ -61,12 +61,8 @@ export async function recordResults(
   policy: RetryPolicy,
 ): Promise<Recorded[]> {
   const unique = [...new Map(results.map((r) => [r.attemptId, r])).values()];
-  const failures = unique.filter((r) => !r.succeeded);
-  const successes = unique.filter((r) => r.succeeded);
-  return [
-    ...(failures.length ? await recordFailures(pool, failures, policy) : []),
-    ...(successes.length ? await recordSuccesses(pool, successes) : []),
-  ];
+  if (!unique.length) return [];
+  return unique.every((r) => r.succeeded) ? recordSuccesses(pool, unique) : recordBatch(pool, unique, policy);
 }
 
 type SuccessRow = {
@@ -82,9 +78,9 @@ type SuccessRow = {
 };
 
 /**
- * Successful attempts, in one statement (atomic, one round trip: successes are nearly every
- * result under load). `locked` takes the deliveries' locks in id order before their attempts
- * are touched; the endpoints whose clock stops are locked in id order too.
+ * Successful attempts only, in one statement (atomic, one round trip). `locked` takes the
+ * deliveries' locks in id order before their attempts are touched; the endpoints whose clock
+ * stops are locked in id order too (a clock started after the success is left running).
  */
 async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<Recorded[]> {
   const { rows } = await pool.query<SuccessRow>(
@@ -92,7 +88,7 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
          AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
      locked AS MATERIALIZED (
-       SELECT d.id, d.status FROM deliveries d WHERE d.id IN (SELECT delivery_id FROM r) ORDER BY d.id FOR UPDATE),
+       SELECT d.id, d.status FROM deliveries d WHERE d.id IN (SELECT delivery_id FROM r) ORDER BY d.id FOR NO KEY UPDATE),
      a AS (
        UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
               error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
@@ -104,7 +100,7 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
        UPDATE endpoints SET failing_since = NULL WHERE id IN (
          SELECT ep.id FROM endpoints ep JOIN (SELECT endpoint_id, max(completed_at) AS at FROM a GROUP BY endpoint_id) s
            ON s.endpoint_id = ep.id
-         WHERE ep.failing_since <= s.at ORDER BY ep.id FOR UPDATE OF ep)),
+         WHERE ep.failing_since <= s.at ORDER BY ep.id FOR NO KEY UPDATE OF ep)),
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()

@@ -28,6 +28,8 @@ export type Which = string[] | { firstOfEvents: string[] };
  * The attempts to hand to the senders, still `pending`, oldest first. Claimed in two steps
  * around the publish: read here, then `markSent` once the broker confirmed them. A process
  * that dies in between leaves them unsent, and the sweeper sends them (a duplicate at worst).
+ * Those of an endpoint deleted or disabled meanwhile are left to the sweeper too, which ends
+ * their deliveries as such (`checkDue`): a replay running when its endpoint goes sends no more.
  */
 export async function attemptsToSend(db: Queryable, which: Which): Promise<AttemptToSend[]> {
   const byEvent = !Array.isArray(which);
@@ -39,17 +41,25 @@ export async function attemptsToSend(db: Queryable, which: Which): Promise<Attem
             ev.type, ev.data::text AS data, ev.created_at, ev.trace_context
      FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
      WHERE ${byEvent ? "a.event_id = ANY($1) AND a.attempt_number = 1 AND a.sent_at IS NULL" : "a.id = ANY($1)"}
-       AND a.status = 'pending'
+       AND a.status = 'pending' AND ep.deleted_at IS NULL AND NOT ep.disabled
      ORDER BY a.id`,
     [ids],
   );
   return rows;
 }
 
-/** Records that these attempts are with the senders: the sweeper's deadline runs from here. */
+/**
+ * Records that these attempts are with the senders: the sweeper's deadline runs from here.
+ * An attempt whose result is being recorded at this moment is skipped, not waited for (it is
+ * locked by a transaction that holds its delivery first: waiting could close a cycle).
+ */
 export async function markSent(db: Queryable, attemptIds: string[]): Promise<void> {
-  if (attemptIds.length)
-    await db.query("UPDATE attempts SET sent_at = now() WHERE id = ANY($1)", [attemptIds]);
+  if (!attemptIds.length) return;
+  await db.query(
+    `UPDATE attempts SET sent_at = now() WHERE id IN (
+       SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)`,
+    [attemptIds],
+  );
 }
 
 /**
@@ -65,7 +75,7 @@ export async function claimStranded(
     `UPDATE attempts SET sent_at = now() WHERE id IN (
        SELECT id FROM attempts
        WHERE status = 'pending' AND ((sent_at IS NULL AND scheduled_at < $1) OR sent_at < $2)
-       ORDER BY scheduled_at LIMIT $3)
+       ORDER BY scheduled_at LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED)
      RETURNING id`,
     [dueBefore, sentBefore, limit],
   );

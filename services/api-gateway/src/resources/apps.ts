@@ -142,13 +142,19 @@ export const appRoutes: RouteSpec[] = [
     }: Ctx<{ app: string }, object, Partial<{ uid: string | null; name: string }>>) {
       checkUid(body.uid);
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
-      const app = await uniqueUid(
-        () =>
-          deps.prisma.app
-            .update({ where: { id }, data: { ...body, updatedAt: new Date() } })
-            .finally(() => deps.caches.apps.clear()),
-        body.uid ?? undefined,
-      );
+      const app = await uniqueUid(async () => {
+        try {
+          // Not an app deleted since it was resolved: its uid must stay free.
+          const { count } = await deps.prisma.app.updateMany({
+            where: { id, deletedAt: null },
+            data: { ...body, updatedAt: new Date() },
+          });
+          if (!count) throw notFound("app", params.app, "app");
+          return await deps.prisma.app.findUniqueOrThrow({ where: { id } });
+        } finally {
+          deps.caches.apps.clear();
+        }
+      }, body.uid ?? undefined);
       return { body: serializeApp(app) };
     },
   },

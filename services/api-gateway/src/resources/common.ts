@@ -1,4 +1,4 @@
-import { isId, type PrismaClient } from "@herald/db";
+import { isId, type Prisma, type PrismaClient } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
@@ -92,6 +92,26 @@ async function deletedApps(prisma: Pick<PrismaClient, "app">, accountId: string)
     select: { id: true },
   });
   return rows.map((r) => r.id);
+}
+
+/**
+ * Runs `write` in a transaction that holds the app's row (`FOR SHARE`) while it writes what
+ * belongs to the app. An app deleted at the same moment is either deleted first (then this is a
+ * 404) or waits for this write, and then deletes what it wrote with the rest: nothing is left
+ * behind under a deleted app.
+ */
+export function withLiveApp<T>(
+  prisma: PrismaClient,
+  app: { id: string; ref: string; param: string },
+  write: (tx: Prisma.TransactionClient) => Promise<T>,
+): Promise<T> {
+  return prisma.$transaction(async (tx) => {
+    const live = await tx.$queryRaw<
+      unknown[]
+    >`SELECT 1 FROM apps WHERE id = ${app.id} AND deleted_at IS NULL FOR SHARE`;
+    if (!live.length) throw notFound("app", app.ref, app.param);
+    return write(tx);
+  });
 }
 
 /** 404 for an object whose app was deleted (its rows are still being removed). */

@@ -14,6 +14,7 @@ import {
   nullableTimestamp,
   resolveApp,
   timestamp,
+  withLiveApp,
 } from "./common.ts";
 import {
   checkEventTypes,
@@ -186,16 +187,18 @@ export const endpointRoutes: RouteSpec[] = [
       checkScope(account, app.id, "app", body.app, "app");
       const input = await checkedInput(deps, account.id, body);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
-      const created = await deps.prisma.endpoint.create({
-        data: {
-          id: newId("endpoint"),
-          accountId: account.id,
-          appId: app.id,
-          url: input.url!,
-          ...input,
-          secret: deps.secrets.seal(secret),
-        },
-      });
+      const created = await withLiveApp(deps.prisma, { id: app.id, ref: body.app, param: "app" }, (tx) =>
+        tx.endpoint.create({
+          data: {
+            id: newId("endpoint"),
+            accountId: account.id,
+            appId: app.id,
+            url: input.url!,
+            ...input,
+            secret: deps.secrets.seal(secret),
+          },
+        }),
+      );
       return { status: 201, body: serializeEndpoint(created) };
     },
   },

@@ -1,6 +1,7 @@
 import { newId } from "@herald/db";
 import { annotate, traceHeaders } from "@herald/runtime";
 import type { Account, Ctx, Deps, Reply } from "../context.ts";
+import { AppDeletedError } from "../eventWriter.ts";
 import { ApiError, invalid, notFound } from "../http/errors.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
 
@@ -94,8 +95,8 @@ export async function acceptEvent(
       },
     });
   } catch (err) {
-    // The app was deleted after the cache saw it.
-    if ((err as { code?: string }).code === "23503") {
+    // The app was deleted after the cache saw it (on this gateway or another).
+    if (err instanceof AppDeletedError || (err as { code?: string }).code === "23503") {
       deps.caches.apps.clear();
       throw notFound("app", app.id, "app");
     }

@@ -1,4 +1,4 @@
-import { newId } from "@herald/db";
+import { newId, type Prisma } from "@herald/db";
 import type { Ctx } from "../context.ts";
 import { unauthenticated } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
@@ -13,7 +13,7 @@ import {
   sessionCookie,
   sessionHash,
 } from "../http/session.ts";
-import { iso, resolveApp, timestamp } from "./common.ts";
+import { iso, resolveApp, timestamp, withLiveApp } from "./common.ts";
 
 /**
  * Portal sessions (one app, for that customer) and dashboard sessions (the account holder),
@@ -82,17 +82,22 @@ async function makeSession(
 ): Promise<Made> {
   const token = newSecret();
   const expiresAt = new Date(Date.now() + seconds * 1000);
-  const row = await deps.prisma.session.create({
-    data: {
-      id: newId("session"),
-      accountId: account.id,
-      appId,
-      kind,
-      tokenHash: sessionHash(token),
-      readOnly,
-      expiresAt,
-    },
-  });
+  const create = (tx: Pick<Prisma.TransactionClient, "session">) =>
+    tx.session.create({
+      data: {
+        id: newId("session"),
+        accountId: account.id,
+        appId,
+        kind,
+        tokenHash: sessionHash(token),
+        readOnly,
+        expiresAt,
+      },
+    });
+  // A portal session of an app being deleted is not made, or is revoked with the app's others.
+  const row = appId
+    ? await withLiveApp(deps.prisma, { id: appId, ref: appId, param: "app" }, create)
+    : await create(deps.prisma);
   return { id: row.id, token, expiresAt };
 }
 

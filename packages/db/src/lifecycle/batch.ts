@@ -28,12 +28,12 @@ function days(ms: number): string {
 }
 
 /**
- * What follows one failed attempt, given its delivery and its endpoint as locked (the endpoint
- * state is updated in place, so several failures of one endpoint in a batch see each other).
- * A failure starts the endpoint's failure clock; once it has run for `disableAfterMs` the
- * endpoint is disabled and the delivery fails; otherwise the schedule decides: a retry, or
- * `failed` when it ran out. A delivery dropped or ended while the attempt was in flight keeps
- * its status.
+ * What follows one attempt's result, given its delivery and its endpoint as locked (the
+ * endpoint state is updated in place, so the batch's results of one endpoint, taken in the
+ * order they happened, see each other). A success ends the delivery and stops the endpoint's
+ * failure clock. A failure starts the clock; once it has run for `disableAfterMs` the endpoint
+ * is disabled and the delivery fails; otherwise the schedule decides: a retry, or `failed`
+ * when it ran out. A delivery dropped or ended while the attempt was in flight keeps its status.
  */
 function nextStep(
   result: AttemptResult,
@@ -43,6 +43,10 @@ function nextStep(
   policy: RetryPolicy,
 ): Step {
   const ended = { nextAttemptAt: null, retryDelayMs: null, disabledReason: null };
+  if (result.succeeded) {
+    if (endpoint) endpoint.failing_since = null;
+    return { status: "succeeded", ...ended };
+  }
   if (delivery.status !== "pending" && delivery.status !== "retrying")
     return { status: delivery.status, ...ended };
   // Not found: the endpoint's app is being deleted; nothing more is sent to it.
@@ -68,50 +72,55 @@ function nextStep(
 }
 
 /**
- * Failed attempts, in one transaction under the locking rule (locks.ts): their deliveries are
- * locked, the attempts still `pending` recorded, their endpoints locked, what follows each
- * decided (`nextStep`), then written in one statement: the deliveries, the next attempts and
- * the endpoints' failure clocks. Recording an attempt and deciding what follows commit
- * together, so no delivery is left without its next step.
+ * A batch of results with failures among them, in one transaction under the locking rule
+ * (locks.ts): the deliveries are locked, the attempts still `pending` recorded, the endpoints
+ * whose state may change locked, what follows each result decided (`nextStep`), then written in
+ * one statement: the deliveries, the next attempts and the endpoints' failure clocks.
+ * Recording an attempt and deciding what follows commit together, so no delivery is left
+ * without its next step, and every retry decided is returned to be scheduled.
  */
-export async function recordFailures(
+export async function recordBatch(
   pool: Pool,
-  failures: AttemptResult[],
+  results: AttemptResult[],
   policy: RetryPolicy,
 ): Promise<Recorded[]> {
   return inTransaction(pool, async (tx) => {
     const deliveries = await lockDeliveries(
       tx,
-      failures.map((r) => r.deliveryId),
+      results.map((r) => r.deliveryId),
     );
     const { rows: attempts } = await tx.query<AttemptRow>(
       `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[])
-           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers))
-       UPDATE attempts a SET status = 'failed', response_status = r.response_status, response_body = r.response_body,
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[], $10::boolean[])
+           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers, succeeded))
+       UPDATE attempts a SET status = CASE WHEN r.succeeded THEN 'succeeded' ELSE 'failed' END, response_status = r.response_status, response_body = r.response_body,
               error = r.error, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
               request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
        FROM r WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.status = 'pending'
        RETURNING a.id, a.account_id, a.app_id, a.delivery_id, a.event_id, a.endpoint_id, a.attempt_number`,
       [
-        failures.map((r) => r.attemptId),
-        failures.map((r) => r.deliveryId),
-        failures.map((r) => r.responseStatus),
-        failures.map((r) => storableTextOrNull(r.responseBody)),
-        failures.map((r) => storableTextOrNull(r.error)),
-        failures.map((r) => r.durationMs),
-        failures.map((r) => storableTextOrNull(r.traceId)),
-        failures.map((r) => r.completedAt),
-        failures.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
+        results.map((r) => r.attemptId),
+        results.map((r) => r.deliveryId),
+        results.map((r) => r.responseStatus),
+        results.map((r) => storableTextOrNull(r.responseBody)),
+        results.map((r) => storableTextOrNull(r.error)),
+        results.map((r) => r.durationMs),
+        results.map((r) => storableTextOrNull(r.traceId)),
+        results.map((r) => r.completedAt),
+        results.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
+        results.map((r) => r.succeeded),
       ],
     );
     if (!attempts.length) return [];
-    const byId = new Map(failures.map((r) => [r.attemptId, r]));
+    const byId = new Map(results.map((r) => [r.attemptId, r]));
     const ordered = attempts
       .map((attempt) => ({ attempt, result: byId.get(attempt.id)! }))
       .sort((a, b) => a.result.completedAt.getTime() - b.result.completedAt.getTime());
-    const endpointIds = [...new Set(ordered.map((o) => o.attempt.endpoint_id))];
-    const endpoints = await lockEndpoints(tx, endpointIds);
+    const endpoints = await lockEndpoints(
+      tx,
+      [...new Set(ordered.map((o) => o.attempt.endpoint_id))],
+      ordered.filter((o) => !o.result.succeeded).map((o) => o.attempt.endpoint_id),
+    );
     const clocks = new Map([...endpoints].map(([id, e]) => [id, { ...e }]));
 
     const recorded: Recorded[] = [];
@@ -139,7 +148,10 @@ export async function recordFailures(
         appId: attempt.app_id,
         attemptNumber: attempt.attempt_number,
         status: step.status,
-        firstSuccessAfterMs: null,
+        firstSuccessAfterMs:
+          result.succeeded && delivery.status !== "succeeded"
+            ? result.completedAt.getTime() - delivery.event_created_at.getTime()
+            : null,
         retry: retryId ? { attemptId: retryId, delayMs: step.retryDelayMs! } : null,
         disabledReason: step.disabledReason,
       });
