@@ -88,7 +88,7 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
          AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
      locked AS MATERIALIZED (
-       SELECT d.id, d.status FROM deliveries d WHERE d.id IN (SELECT delivery_id FROM r) ORDER BY d.id FOR NO KEY UPDATE),
+       SELECT d.id, d.status FROM deliveries d WHERE d.id = ANY($2::text[]) ORDER BY d.id FOR NO KEY UPDATE),
      a AS (
        UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
               error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,

@@ -19,6 +19,7 @@ export type AttemptToSend = {
   data: string;
   created_at: Date;
   trace_context: string | null;
+  sendable: boolean;
 };
 
 /** These attempts, or the first attempts of these events that no sender was handed yet. */
@@ -38,26 +39,32 @@ export async function attemptsToSend(db: Queryable, which: Which): Promise<Attem
   const { rows } = await db.query<AttemptToSend>(
     `SELECT a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number,
             ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
-            ev.type, ev.data::text AS data, ev.created_at, ev.trace_context
+                        ev.type, ev.data::text AS data, ev.created_at, ev.trace_context,
+            ep.deleted_at IS NULL AND NOT ep.disabled AS sendable
      FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
      WHERE ${byEvent ? "a.event_id = ANY($1) AND a.attempt_number = 1 AND a.sent_at IS NULL" : "a.id = ANY($1)"}
-       AND a.status = 'pending' AND ep.deleted_at IS NULL AND NOT ep.disabled
+              AND a.status = 'pending'
      ORDER BY a.id`,
     [ids],
   );
-  return rows;
+  // Filtered here, not in the WHERE: a condition on endpoints there leads the planner to
+  // start from the endpoints and read every attempt of each (47 ms a call, measured).
+  return rows.filter((r) => r.sendable);
 }
 
 /**
  * Records that these attempts are with the senders: the sweeper's deadline runs from here.
  * An attempt whose result is being recorded at this moment is skipped, not waited for (it is
- * locked by a transaction that holds its delivery first: waiting could close a cycle).
+ * locked by a transaction that holds its delivery first: waiting could close a cycle). No
+ * condition on `status`: on a completed attempt `sent_at` is harmless, and that condition
+ * made the planner walk the status index through every pending attempt (3.3 ms a call
+ * instead of 1, measured).
  */
 export async function markSent(db: Queryable, attemptIds: string[]): Promise<void> {
   if (!attemptIds.length) return;
   await db.query(
     `UPDATE attempts SET sent_at = now() WHERE id IN (
-       SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)`,
+              SELECT id FROM attempts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)`,
     [attemptIds],
   );
 }
