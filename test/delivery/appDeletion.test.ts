@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appRows } from "../support/appRows.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
@@ -82,16 +83,6 @@ describe("deleting an app with attempts in flight", () => {
       .toMatchObject([{ status: "succeeded" }]);
 
     // In the background, every row of the app goes, the app's last.
-    const db = sys.gateway.deps.pool;
-    const left = async () =>
-      (
-        await db.query<{ n: number }>(
-          `SELECT (SELECT count(*) FROM attempts WHERE app_id = $1) + (SELECT count(*) FROM deliveries WHERE app_id = $1)
-                + (SELECT count(*) FROM events WHERE app_id = $1) + (SELECT count(*) FROM endpoints WHERE app_id = $1)
-                + (SELECT count(*) FROM apps WHERE id = $1) AS n`,
-          [appId],
-        )
-      ).rows[0]!.n;
-    await expect.poll(async () => Number(await left()), { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => appRows(sys.gateway.deps.pool, appId), { timeout: 30_000 }).toBe(0);
   });
 });

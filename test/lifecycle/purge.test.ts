@@ -2,6 +2,7 @@ import { newId } from "@herald/db";
 import { purgeApp } from "@herald/db/lifecycle";
 import { createPool, type Pool } from "@herald/db/pool";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appRows } from "../support/appRows.ts";
 import { createTestDatabase } from "../support/isolation.ts";
 
 /** An app's rows go in slices that each end in time, carried on by the next call. */
@@ -47,16 +48,6 @@ async function appWith(n: number, deleted: boolean): Promise<string> {
   return app;
 }
 
-const rowsOf = async (app: string) =>
-  (
-    await pool.query<{ n: string }>(
-      `SELECT (SELECT count(*) FROM attempts WHERE app_id = $1) + (SELECT count(*) FROM deliveries WHERE app_id = $1)
-            + (SELECT count(*) FROM events WHERE app_id = $1) + (SELECT count(*) FROM endpoints WHERE app_id = $1)
-            + (SELECT count(*) FROM apps WHERE id = $1) AS n`,
-      [app],
-    )
-  ).rows[0]!.n;
-
 describe("purging a deleted app", () => {
   it("deletes every row in slices that each stop when their time is up, and says when it is done", async () => {
     const app = await appWith(1200, true);
@@ -72,7 +63,7 @@ describe("purging a deleted app", () => {
     expect(slices.at(-1)!.done).toBe(true);
     expect(slices.slice(0, -1).every((s) => !s.done)).toBe(true);
     expect(slices.reduce((n, s) => n + s.deliveries, 0)).toBe(1200);
-    expect(Number(await rowsOf(app))).toBe(0);
+    expect(await appRows(pool, app)).toBe(0);
     // Once gone, there is nothing left to do.
     expect(await purgeApp(pool, app, {})).toBeNull();
   });
@@ -80,6 +71,6 @@ describe("purging a deleted app", () => {
   it("leaves an app that is not marked deleted alone", async () => {
     const app = await appWith(3, false);
     expect(await purgeApp(pool, app, {})).toBeNull();
-    expect(Number(await rowsOf(app))).toBe(3 + 3 + 6 + 1 + 1);
+    expect(await appRows(pool, app)).toBe(3 + 3 + 6 + 1 + 1);
   });
 });

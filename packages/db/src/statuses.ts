@@ -13,8 +13,8 @@
 export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** Deliveries that still expect an attempt: the ones a drop, a disable or a due retry acts on. */
-export const OPEN_DELIVERY_STATUSES = ["pending", "retrying"] as const satisfies readonly DeliveryStatus[];
+/** Whether a delivery still expects an attempt: the ones a drop, a disable or a due retry acts on. */
+export const isOpen = (status: DeliveryStatus): boolean => status === "pending" || status === "retrying";
 
 /** An attempt: `pending` until its sender reports, then `succeeded` or `failed` (with an error kind). */
 export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;

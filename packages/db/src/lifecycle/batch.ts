@@ -1,6 +1,6 @@
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
-import type { DeliveryStatus } from "../statuses.ts";
+import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { type EndpointState, type LockedDelivery, lockDeliveries, lockEndpoints } from "./locks.ts";
 import type { AttemptResult, Recorded, RetryPolicy } from "./results.ts";
@@ -47,8 +47,7 @@ function nextStep(
     if (endpoint) endpoint.failing_since = null;
     return { status: "succeeded", ...ended };
   }
-  if (delivery.status !== "pending" && delivery.status !== "retrying")
-    return { status: delivery.status, ...ended };
+  if (!isOpen(delivery.status)) return { status: delivery.status, ...ended };
   // Not found: the endpoint's app is being deleted; nothing more is sent to it.
   if (!endpoint) return { status: "dropped", ...ended };
   endpoint.failing_since ??= result.completedAt;

@@ -1,4 +1,5 @@
 import { inTransaction, type Pool } from "../pool.ts";
+import { isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
 
 /** 500 deliveries a transaction: an endpoint with a large backlog does not hold locks for long. */
@@ -24,7 +25,7 @@ export async function dropDeliveries(pool: Pool, endpointId: string): Promise<nu
         tx,
         rows.map((r) => r.id),
       );
-      const open = [...locked.values()].filter((d) => d.status === "pending" || d.status === "retrying");
+      const open = [...locked.values()].filter((d) => isOpen(d.status));
       const ids = open.map((d) => d.id);
       await tx.query(
         `WITH gone AS (DELETE FROM attempts WHERE delivery_id = ANY($1) AND status = 'pending' AND sent_at IS NULL)

@@ -1,5 +1,5 @@
 import { inTransaction, type Pool } from "../pool.ts";
-import type { DeliveryStatus } from "../statuses.ts";
+import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
 
 type DueRow = {
@@ -29,8 +29,8 @@ export async function checkDue(
      WHERE a.id = ANY($1) AND a.status = 'pending'`,
     [attemptIds],
   );
-  const open = (s: DeliveryStatus) => s === "pending" || s === "retrying";
-  const sendable = rows.filter((r) => open(r.status) && !r.endpoint_deleted && !r.endpoint_disabled);
+
+  const sendable = rows.filter((r) => isOpen(r.status) && !r.endpoint_deleted && !r.endpoint_disabled);
   const stale = rows.filter((r) => !sendable.includes(r));
   const ended: Partial<Record<DeliveryStatus, number>> = {};
   if (stale.length) {
@@ -40,7 +40,7 @@ export async function checkDue(
         stale.map((r) => r.delivery_id),
       );
       const endings = stale
-        .filter((r) => open(locked.get(r.delivery_id)?.status ?? "dropped"))
+        .filter((r) => isOpen(locked.get(r.delivery_id)?.status ?? "dropped"))
         .map((r) => ({ id: r.delivery_id, status: r.endpoint_deleted ? "dropped" : "failed" }) as const);
       await tx.query(
         `WITH gone AS (DELETE FROM attempts WHERE id = ANY($1) AND status = 'pending')
