@@ -24,8 +24,10 @@ async function catalog(url: string): Promise<string[]> {
     const columns = await client.query(`
       SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision
       FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`);
+    // Partial indexes (the open attempts', the release gate's poll) are not Prisma's to describe
+    // either: the lifecycle's statements that need them are tested against the migrated database.
     const indexes = await client.query(
-      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND indexdef NOT LIKE '% WHERE %' ORDER BY indexname`,
     );
     // CHECK constraints are not Prisma's to describe: they are compared with the statuses below.
     const constraints = await client.query(`

@@ -1,6 +1,6 @@
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AttemptView, type DeliveryView, setupApp } from "../support/fixtures.ts";
+import { deadPort } from "../support/ports.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
@@ -84,16 +84,6 @@ function expectFailedTwice(result: Awaited<ReturnType<typeof deliverTo>>, error:
   }
 }
 
-/** A port on 127.0.0.1 that nothing listens on. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe("failure kinds", () => {
   it("timeout: the receiver answers after ATTEMPT_TIMEOUT", async () => {
     receiver.on("/slow", { delayMs: 2000 });
@@ -143,21 +133,29 @@ describe("failure kinds", () => {
     expect(receiver.received("/server-error")).toHaveLength(2);
   });
 
-  for (const [status, type] of [
-    [404, TYPES.notFound],
-    [410, TYPES.gone],
-  ] as const) {
-    it(`http_error ${status}`, async () => {
-      receiver.on(`/status-${status}`, { status, body: `status ${status}` });
-      const result = await deliverTo(`${receiver.url}/status-${status}`, type, "failed");
-      expectFailedTwice(result, "http_error");
-      for (const a of result.attempts) {
-        expect(a.response_status).toBe(status);
-        expect(a.response_body).toBe(`status ${status}`);
-      }
-      expect(receiver.received(`/status-${status}`)).toHaveLength(2);
-    });
-  }
+  it("http_error 404", async () => {
+    receiver.on("/status-404", { status: 404, body: "status 404" });
+    const result = await deliverTo(`${receiver.url}/status-404`, TYPES.notFound, "failed");
+    expectFailedTwice(result, "http_error");
+    for (const a of result.attempts) {
+      expect(a.response_status).toBe(404);
+      expect(a.response_body).toBe("status 404");
+    }
+    expect(receiver.received("/status-404")).toHaveLength(2);
+  });
+
+  it("http_error 410: no retry, and the endpoint is disabled (Standard Webhooks)", async () => {
+    receiver.on("/status-410", { status: 410, body: "gone" });
+    const result = await deliverTo(`${receiver.url}/status-410`, TYPES.gone, "failed");
+    expect(result.delivery.attempts).toBe(1);
+    expect(result.attempts.map((a) => [a.status, a.error, a.response_status])).toEqual([
+      ["failed", "http_error", 410],
+    ]);
+    const endpoint = await sys.request("GET", `/v3/endpoints/${result.attempts[0]!.endpoint}`);
+    expect(endpoint.body.disabled).toBe(true);
+    expect(endpoint.body.disabled_reason).toMatch(/answered 410 Gone/);
+    expect(receiver.received("/status-410")).toHaveLength(1);
+  });
 
   for (const [status, type] of [
     [201, TYPES.created],

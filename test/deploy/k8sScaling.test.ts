@@ -24,12 +24,12 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("scaling in %s",
   const objects = render(target);
   const queues = topologyNames(configMap(objects).AMQP_PREFIX ?? "herald").queues;
 
-  it("scales the senders on the attempts queue and the dispatcher on its own queues", () => {
+  it("scales the senders on both lanes' queues and the dispatcher on its own queues", () => {
     const queueOf = (name: string) =>
       find(objects, "ScaledObject", name).spec.triggers.map(
         (t: { metadata: { queueName: string } }) => t.metadata.queueName,
       );
-    expect(queueOf("herald-sender")).toEqual([queues.senderAttempts]);
+    expect(queueOf("herald-sender")).toEqual([queues.senderAttempts, queues.senderBacklog]);
     const dispatcherQueues = queueOf("herald-dispatcher");
     expect(dispatcherQueues).toContain(queues.dispatcherEvents);
     const own = [

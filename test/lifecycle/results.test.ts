@@ -14,7 +14,18 @@ let pool: Pool;
 let drop: () => Promise<void>;
 const account = newId("account");
 const app = newId("app");
-const policy: RetryPolicy = { nextDelay: (n) => (n < 3 ? 60_000 : null), disableAfterMs: 86_400_000 };
+const policy: RetryPolicy = {
+  nextDelay: (n) => (n < 3 ? 60_000 : null),
+  disableAfterMs: 86_400_000,
+  flow: {
+    maxInFlight: 20,
+    breakerAfter: 5,
+    probeAfterMs: 30_000,
+    probeAfterMaxMs: 600_000,
+    pauseMaxMs: 3_600_000,
+    slowDownMs: 60_000,
+  },
+};
 
 beforeAll(async () => {
   const db = await createTestDatabase();
@@ -95,7 +106,7 @@ describe("recording a batch of results", () => {
     await pool.query("UPDATE deliveries SET status = 'dropped' WHERE id = $1", [dropped.delivery]);
 
     const batch = [result(ok, true), result(retry, false), result(last, false), result(dropped, false)];
-    const recorded = await recordResults(pool, batch, policy);
+    const { recorded } = await recordResults(pool, batch, policy);
     const by = new Map(recorded.map((r) => [r.deliveryId, r]));
     expect(by.get(ok.delivery)).toMatchObject({ status: "succeeded", retry: null });
     expect(by.get(ok.delivery)!.firstSuccessAfterMs).toBeGreaterThanOrEqual(0);
@@ -117,7 +128,7 @@ describe("recording a batch of results", () => {
     expect(await clockOf(healthy)).toBeNull();
 
     // The same results again, as a redelivered message brings them: nothing changes twice.
-    expect(await recordResults(pool, batch, policy)).toEqual([]);
+    expect((await recordResults(pool, batch, policy)).recorded).toEqual([]);
     const attempts = await pool.query("SELECT count(*)::int AS n FROM attempts WHERE delivery_id = $1", [
       retry.delivery,
     ]);

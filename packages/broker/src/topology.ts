@@ -6,7 +6,8 @@ import type { Channel } from "amqplib";
  * (`AMQP_PREFIX`, default `herald`) so tests and several installations can share a broker.
  *
  * - `<p>.messages`: a direct exchange; a message's routing key is its catalog name.
- * - one quorum queue per consumer role, bound to the names that role handles;
+ * - one quorum queue per consumer role, bound to the names that role handles (the senders'
+ *   two lanes excepted: see LANES);
  * - `<p>.dead`: where a message goes when it does not parse, when its handler failed on it
  *   alone 5 times (see settle.ts), or after `DELIVERY_LIMIT` redeliveries: a poison message
  *   must not hold its queue. The consumer's copies carry the reason in `x-herald-*` headers.
@@ -31,7 +32,16 @@ export const queueMessages = {
   dispatcherResults: ["attempt.completed.v1"],
   dispatcherRetries: ["retry.due.v1"],
   senderAttempts: ["attempt.requested.v1"],
+  senderBacklog: ["attempt.requested.v1"],
 } as const satisfies Record<string, readonly MessageName[]>;
+
+/**
+ * The senders' lanes: `attempt.requested.v1` goes to one or the other by the dispatcher's
+ * choice (`publishToQueue`), never by binding: first attempts of new events to
+ * `senderAttempts`, retries and replays to `senderBacklog`, each with its own capacity in
+ * every sender, so live traffic never queues behind a backlog.
+ */
+export const LANES: readonly QueueRole[] = ["senderAttempts", "senderBacklog"];
 
 export type QueueRole = keyof typeof queueMessages;
 /** The messages bound to a queue. */
@@ -48,6 +58,7 @@ export function topologyNames(prefix: string) {
       dispatcherResults: `${prefix}.dispatcher.results`,
       dispatcherRetries: `${prefix}.dispatcher.retries`,
       senderAttempts: `${prefix}.sender.attempts`,
+      senderBacklog: `${prefix}.sender.backlog`,
     } satisfies Record<QueueRole, string>,
     delayQueue: (ms: number) => `${prefix}.delay.${ms}ms`,
   };
@@ -73,6 +84,7 @@ export async function declareTopology(
         "x-dead-letter-exchange": topology.deadExchange,
       },
     });
+    if (LANES.includes(role)) continue;
     for (const name of names) await channel.bindQueue(queue, topology.exchange, name);
   }
   for (const ms of new Set(delaysMs)) {

@@ -10,6 +10,7 @@ import { dropEndpoint } from "./dropEndpoint.ts";
 import { fanOut } from "./fanOut.ts";
 import { dispatcherMetrics } from "./metrics.ts";
 import { recordResults } from "./recordResults.ts";
+import { startReleasing } from "./releaseAttempts.ts";
 import { delayTiers } from "./retryPolicy.ts";
 import { runReplay } from "./runReplay.ts";
 import { sendDue } from "./sendDue.ts";
@@ -25,9 +26,10 @@ export type Dispatcher = {
 
 /**
  * The dispatcher: the stages of a delivery's lifecycle, each consuming its queue. In the order
- * of the flow: fanOut (events to deliveries) → sendAttempts (to the senders) → recordResults
- * (their outcomes, and retries to the delay queues) → sendDue (retries that came due), beside
- * dropEndpoint, deleteApp and runReplay, and the sweeper.
+ * of the flow: fanOut (events to deliveries) → releaseAttempts (through each endpoint's
+ * limits to the senders; the rest wait for the gate's poll) → recordResults (their outcomes,
+ * and retries to the delay queues) → sendDue (retries that came due), beside dropEndpoint,
+ * deleteApp and runReplay, and the sweeper.
  */
 export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
   const db = createPool(config.databaseUrl, config.databasePoolSize);
@@ -40,6 +42,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
   });
   const deps: DispatcherDeps = { db, broker, config, logger, metrics: dispatcherMetrics(registry, broker) };
   let stopSweeper: (() => Promise<void>) | null = null;
+  let stopReleasing: (() => Promise<void>) | null = null;
   let health: Server | null = null;
 
   return {
@@ -86,10 +89,12 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         4,
       );
       stopSweeper = startSweeper(deps);
+      stopReleasing = startReleasing(deps);
     },
     async stop() {
       await broker.stopConsuming();
       await stopSweeper?.();
+      await stopReleasing?.();
       await broker.close();
       await db.end();
       if (health) await closeServer(health);

@@ -1,3 +1,4 @@
+import type { FlowSettings } from "@herald/db/lifecycle";
 import { ConfigReader, type Env } from "@herald/runtime";
 import { DEFAULT_SCHEDULE, parseSchedule } from "./retryPolicy.ts";
 
@@ -17,9 +18,20 @@ export type DispatcherConfig = {
   sweepGraceMs: number;
   /** A sent attempt with no result this long after it was sent is sent again by the sweeper. */
   attemptDeadlineMs: number;
+  /** Each endpoint's limits, pauses and slow-downs (the release gate's). */
+  flow: FlowSettings;
+  /** How often the release gate looks for endpoints whose waiting attempts may go. */
+  releaseIntervalMs: number;
   healthPort: number;
   healthHost: string;
 };
+
+/**
+ * Attempts of one endpoint in flight at most, by default: enough for a fast receiver to take
+ * over a thousand deliveries a second, few enough that a hanging one holds a small share of
+ * every sender's capacity (README, "How delivery works").
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 20;
 
 export function loadConfig(env: Env = process.env): DispatcherConfig {
   const r = new ConfigReader(env);
@@ -46,6 +58,15 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     // 10 min: far past any attempt (15 s timeout) and a long sender backlog; a sent attempt is
     // in RabbitMQ's hands, so this only covers a message the broker itself lost.
     attemptDeadlineMs: r.duration("ATTEMPT_DEADLINE", 600_000),
+    flow: {
+      maxInFlight: r.int("ENDPOINT_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT, { min: 1, max: 1000 }),
+      breakerAfter: r.int("ENDPOINT_BREAKER_AFTER", 5, { min: 1, max: 1000 }),
+      probeAfterMs: r.duration("ENDPOINT_PROBE_AFTER", 30_000),
+      probeAfterMaxMs: r.duration("ENDPOINT_PROBE_AFTER_MAX", 600_000),
+      pauseMaxMs: r.duration("ENDPOINT_PAUSE_MAX", 3_600_000),
+      slowDownMs: r.duration("ENDPOINT_SLOW_DOWN", 60_000),
+    },
+    releaseIntervalMs: r.duration("RELEASE_INTERVAL", 100),
     ...r.health(8081),
   };
   // Each attempt request carries this ATTEMPT_TIMEOUT, and senders apply it (or a shorter one
@@ -53,6 +74,10 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
   r.check(
     config.attemptDeadlineMs > attemptTimeoutMs,
     "ATTEMPT_DEADLINE must be longer than ATTEMPT_TIMEOUT",
+  );
+  r.check(
+    config.flow.probeAfterMaxMs >= config.flow.probeAfterMs,
+    "ENDPOINT_PROBE_AFTER_MAX must be at least ENDPOINT_PROBE_AFTER",
   );
   r.logLevel();
   r.done();

@@ -3,16 +3,17 @@ import { createDeliveries, eventsToFanOut } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { matchEndpoints } from "./matchEndpoints.ts";
-import { sendAttempts } from "./sendAttempts.ts";
+import { releaseAttempts } from "./releaseAttempts.ts";
 
 /**
  * Stage 1, `event.created.v1`, a batch at a time: one delivery per endpoint of each event's
  * app that receives it (matchEndpoints.ts), each with a pending first attempt, then those
- * attempts to the senders (sendAttempts.ts). An event whose app was deleted since is skipped.
+ * endpoints' queues through the release gate (releaseAttempts.ts). An event whose app was
+ * deleted since is skipped.
  *
  * Redelivery is harmless by the unique keys delivery (event_id, endpoint_id) and attempt
- * (delivery_id, attempt_number), and only first attempts not yet handed to a sender
- * (`sent_at` null) are sent: the outbox relay may publish an event twice.
+ * (delivery_id, attempt_number), and the gate sends only attempts not yet handed to a sender
+ * (`sent_at` null): the outbox relay may publish an event twice.
  */
 export async function fanOut(deps: DispatcherDeps, messages: Received<"event.created.v1">[]): Promise<void> {
   const contexts = new Map(messages.map((m) => [m.body.event_id, m.context]));
@@ -35,5 +36,7 @@ export async function fanOut(deps: DispatcherDeps, messages: Received<"event.cre
         deps.logger.info({ event: event.id, app: event.app_id, endpoints: count }, "event fanned out"),
       );
   }
-  await sendAttempts(deps, { firstOfEvents: events.map((e) => e.id) }, (eventId) => contexts.get(eventId));
+  await releaseAttempts(deps, { endpoints: targets.map((t) => t.endpoint.id) }, (eventId) =>
+    contexts.get(eventId),
+  );
 }

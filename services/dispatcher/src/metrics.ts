@@ -1,8 +1,13 @@
 import type { Broker } from "@herald/broker";
 import { registerQueueGauges } from "@herald/broker";
+import type { DeliveryStatus } from "@herald/db/statuses";
 import { Counter, Histogram, type Registry } from "@herald/runtime";
 
-/** What the dispatcher counts: deliveries entering each status, retries, and end-to-end delay. */
+/**
+ * What the dispatcher counts: deliveries entering each status, retries, end-to-end delay, and
+ * the release gate: attempts released by lane, endpoints holding attempts back and why, and
+ * endpoints paused, resumed and slowed down.
+ */
 export type DispatcherMetrics = ReturnType<typeof dispatcherMetrics>;
 
 export function dispatcherMetrics(registry: Registry, broker: Broker) {
@@ -30,5 +35,28 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 36_000],
       registers: [registry],
     }),
+    released: new Counter({
+      name: "herald_attempts_released_total",
+      help: "Attempts handed to the senders by the release gate, by lane (live, backlog)",
+      labelNames: ["lane"],
+      registers: [registry],
+    }),
+    held: new Counter({
+      name: "herald_release_held_total",
+      help: "Times the release gate left an endpoint's attempts waiting, by what held them (paused, max_in_flight, rate_limit)",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
+    flowChanges: new Counter({
+      name: "herald_endpoint_flow_changes_total",
+      help: "Endpoints paused (not_responding, retry_after), resumed, or slowed down (slow_down)",
+      labelNames: ["change", "reason"],
+      registers: [registry],
+    }),
   };
+}
+
+export function countEnded(metrics: DispatcherMetrics, ended: Partial<Record<DeliveryStatus, number>>): void {
+  for (const [status, count] of Object.entries(ended) as [DeliveryStatus, number][])
+    metrics.deliveries.inc({ status }, count);
 }

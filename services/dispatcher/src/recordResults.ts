@@ -2,6 +2,7 @@ import type { Received } from "@herald/broker";
 import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
+import { releaseAttempts } from "./releaseAttempts.ts";
 import { nextDelay } from "./retryPolicy.ts";
 
 /**
@@ -14,7 +15,11 @@ import { nextDelay } from "./retryPolicy.ts";
  *
  * Redelivery is harmless by the conditional update `attempts.status = 'pending'`: a result
  * recorded once changes nothing the second time, and schedules no second retry. Should a retry's
- * publish below fail after the commit, the sweeper sends that attempt once it is overdue.
+ * publish below fail after the commit, the sweeper finds that attempt once it is overdue.
+ *
+ * Results also move the endpoint's flow (the lifecycle's flow.ts): unreachable attempts in a
+ * row pause it (the circuit breaker), any answer resumes it, a Retry-After pauses it, a 429,
+ * 502 or 504 without one slows it down; each change is logged and counted.
  */
 export async function recordResults(
   deps: DispatcherDeps,
@@ -24,8 +29,9 @@ export async function recordResults(
   const policy: RetryPolicy = {
     nextDelay: (attemptNumber, retryAfterMs) => nextDelay(config.retrySchedule, attemptNumber, retryAfterMs),
     disableAfterMs: config.endpointDisableAfterMs,
+    flow: config.flow,
   };
-  const recorded = await record(
+  const { recorded, changes, release } = await record(
     deps.db,
     messages.map(({ body: b }) => ({
       attemptId: b.attempt_id,
@@ -67,6 +73,15 @@ export async function recordResults(
       if (r.disabledReason) logger.warn({ endpoint: r.endpointId }, r.disabledReason);
     });
   }
+  for (const c of changes) {
+    metrics.flowChanges.inc({ change: c.change, reason: c.reason ?? "none" });
+    const line = { endpoint: c.endpointId, reason: c.reason, until: c.until?.toISOString() };
+    if (c.change === "paused") logger.warn(line, "endpoint paused: its attempts are held until then");
+    else if (c.change === "resumed") logger.info(line, "endpoint answering again: held attempts resume");
+    else logger.info(line, "endpoint slowed down: fewer attempts in flight until then");
+  }
+  // Room was made where attempts wait for it: the next go now, not at the gate's next poll.
+  await releaseAttempts(deps, { endpoints: release });
   // After the commit. Should a publish be lost, the sweeper sends the attempt once overdue.
   await Promise.all(
     recorded

@@ -46,15 +46,17 @@ export type Sender = {
  * A sender: takes `attempt.requested.v1`, makes the HTTP attempt, and publishes
  * `attempt.completed.v1` (confirmed) before acking the request, so a sender killed
  * mid-attempt loses nothing: the request is redelivered to another. Stateless, no database;
- * run as many as the load needs (competing consumers), each with SENDER_CONCURRENCY
- * attempts in flight.
+ * run as many as the load needs (competing consumers). Two lanes, each with capacity of its
+ * own: SENDER_CONCURRENCY first attempts of new events, and SENDER_BACKLOG_CONCURRENCY
+ * retries and replays, so a backlog never takes the capacity live traffic needs. How many of
+ * one endpoint's attempts are in flight is the dispatcher's release gate's to bound.
  */
 export function createSender(config: SenderConfig, logger: Logger, registry: Registry): Sender {
   const broker = new Broker({ url: config.amqpUrl, prefix: config.amqpPrefix, logger });
   const metrics = senderMetrics(registry, broker);
   const agentOptions = {
     keepAlive: true,
-    maxSockets: config.concurrency,
+    maxSockets: config.concurrency + config.backlogConcurrency,
     maxFreeSockets: 64,
     timeout: config.attemptTimeoutMs,
   };
@@ -140,6 +142,11 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
         "senderAttempts",
         { "attempt.requested.v1": (m) => handle(m.body) },
         config.concurrency,
+      );
+      await broker.consume(
+        "senderBacklog",
+        { "attempt.requested.v1": (m) => handle(m.body) },
+        config.backlogConcurrency,
       );
     },
     async stop() {

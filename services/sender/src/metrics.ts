@@ -5,7 +5,10 @@ import { Counter, Histogram, type Registry } from "@herald/runtime";
 export type SenderMetrics = ReturnType<typeof senderMetrics>;
 
 export function senderMetrics(registry: Registry, broker: Broker) {
-  registerQueueGauges(registry, broker, [broker.topology.queues.senderAttempts]);
+  registerQueueGauges(registry, broker, [
+    broker.topology.queues.senderAttempts,
+    broker.topology.queues.senderBacklog,
+  ]);
   return {
     attempts: new Counter({
       name: "herald_attempts_total",

@@ -2,8 +2,15 @@ import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
 import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { type EndpointState, type LockedDelivery, lockDeliveries, lockEndpoints } from "./locks.ts";
-import type { AttemptResult, Recorded, RetryPolicy } from "./results.ts";
+import { afterResult, type Flow, type FlowChange } from "./flow.ts";
+import {
+  type EndpointState,
+  type LockedDelivery,
+  lockDeliveries,
+  lockEndpoints,
+  lockFlows,
+} from "./locks.ts";
+import type { AttemptResult, Recorded, RecordedBatch, RetryPolicy } from "./results.ts";
 
 type AttemptRow = {
   id: string;
@@ -53,7 +60,11 @@ function nextStep(
   endpoint.failing_since ??= result.completedAt;
   const failingFor = result.completedAt.getTime() - endpoint.failing_since.getTime();
   let disabledReason: string | null = null;
-  if (failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
+  // Standard Webhooks: a 410 Gone says the receiver wants nothing more.
+  if (result.responseStatus === 410 && !endpoint.disabled && !endpoint.deleted) {
+    endpoint.disabled = true;
+    disabledReason = `Disabled automatically: the endpoint answered 410 Gone at ${result.completedAt.toISOString()}.`;
+  } else if (failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
     endpoint.disabled = true;
     disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since.toISOString()}.`;
   }
@@ -82,7 +93,7 @@ export async function recordBatch(
   pool: Pool,
   results: AttemptResult[],
   policy: RetryPolicy,
-): Promise<Recorded[]> {
+): Promise<RecordedBatch> {
   return inTransaction(pool, async (tx) => {
     const deliveries = await lockDeliveries(
       tx,
@@ -110,7 +121,7 @@ export async function recordBatch(
         results.map((r) => r.succeeded),
       ],
     );
-    if (!attempts.length) return [];
+    if (!attempts.length) return { recorded: [], changes: [], release: [] };
     const byId = new Map(results.map((r) => [r.attemptId, r]));
     const ordered = attempts
       .map((attempt) => ({ attempt, result: byId.get(attempt.id)! }))
@@ -121,6 +132,9 @@ export async function recordBatch(
       ordered.filter((o) => !o.result.succeeded).map((o) => o.attempt.endpoint_id),
     );
     const clocks = new Map([...endpoints].map(([id, e]) => [id, { ...e }]));
+    const flows = await lockFlows(tx, [...new Set(ordered.map((o) => o.attempt.endpoint_id))]);
+    const flowsBefore = new Map([...flows].map(([id, f]) => [id, JSON.stringify(f)]));
+    const changes: FlowChange[] = [];
 
     const recorded: Recorded[] = [];
     const next: { attempt: AttemptRow; id: string; scheduledAt: Date; url: string }[] = [];
@@ -130,6 +144,16 @@ export async function recordBatch(
       const delivery = deliveries.get(attempt.delivery_id)!;
       const endpoint = clocks.get(attempt.endpoint_id);
       const step = nextStep(result, attempt, delivery, endpoint, policy);
+      const flow = flows.get(attempt.endpoint_id)!;
+      const change = afterResult(
+        flow,
+        result,
+        { rate_limit: null, max_in_flight: endpoint?.max_in_flight ?? null },
+        policy.flow,
+      );
+      if (change) changes.push(change);
+      // Held attempts of an endpoint just disabled are ended by the gate, now.
+      if (step.disabledReason && flow.next_release_at) flow.next_release_at = result.completedAt;
       const retryId = step.retryDelayMs === null ? null : newId("attempt");
       if (retryId && step.nextAttemptAt)
         next.push({ attempt, id: retryId, scheduledAt: step.nextAttemptAt, url: endpoint!.url });
@@ -177,7 +201,13 @@ export async function recordBatch(
          SELECT id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, 'pending', url, scheduled_at, now()
          FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::timestamptz[])
            AS n(id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, url, scheduled_at)
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+         ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
+       f AS (
+         INSERT INTO endpoint_flows (endpoint_id, limit_now, slow_until, paused_until, pause_reason, failures, opens, probe_attempt_id, next_release_at)
+         SELECT * FROM unnest($18::text[], $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::int[], $24::int[], $25::text[], $26::timestamptz[])
+         ON CONFLICT (endpoint_id) DO UPDATE SET limit_now = excluded.limit_now, slow_until = excluded.slow_until,
+           paused_until = excluded.paused_until, pause_reason = excluded.pause_reason, failures = excluded.failures,
+           opens = excluded.opens, probe_attempt_id = excluded.probe_attempt_id, next_release_at = excluded.next_release_at)
        UPDATE endpoints e SET failing_since = c.failing_since,
               disabled = e.disabled OR c.disabled,
               disabled_reason = COALESCE(c.reason, e.disabled_reason),
@@ -202,8 +232,29 @@ export async function recordBatch(
         changed.map((e) => e.failing_since),
         changed.map((e) => e.disabled),
         changed.map((e) => reasons.get(e.id) ?? null),
+        ...flowColumns(
+          [...flows.values()].filter((f) => JSON.stringify(f) !== flowsBefore.get(f.endpoint_id)),
+        ),
       ],
     );
-    return recorded;
+    const release = [...flows.values()]
+      .filter((f) => f.held_by === "max_in_flight")
+      .map((f) => f.endpoint_id);
+    return { recorded, changes, release };
   });
+}
+
+/** The columns a result may change of each flow, in the order of the statement above. */
+function flowColumns(flows: Flow[]): unknown[][] {
+  return [
+    flows.map((f) => f.endpoint_id),
+    flows.map((f) => f.limit_now),
+    flows.map((f) => f.slow_until),
+    flows.map((f) => f.paused_until),
+    flows.map((f) => f.pause_reason),
+    flows.map((f) => f.failures),
+    flows.map((f) => f.opens),
+    flows.map((f) => f.probe_attempt_id),
+    flows.map((f) => f.next_release_at),
+  ];
 }

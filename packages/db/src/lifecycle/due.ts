@@ -5,13 +5,15 @@ import { lockDeliveries } from "./locks.ts";
 type DueRow = {
   id: string;
   delivery_id: string;
+  endpoint_id: string;
   status: DeliveryStatus;
   endpoint_deleted: boolean;
   endpoint_disabled: boolean;
 };
 
 /**
- * Attempts that came due (a retry whose wait ran out, or one the sweeper found stranded) are
+ * Attempts that came due (a retry whose wait ran out, one the sweeper found stranded, or one
+ * the release gate found waiting for an endpoint deleted or disabled since) are
  * checked before anything is sent: when the delivery ended meanwhile, or its endpoint was
  * deleted or disabled, the attempt is removed instead, and an open delivery takes the status
  * that says why: `dropped` (endpoint deleted) or `failed` (disabled: a replay can retry it).
@@ -22,9 +24,9 @@ type DueRow = {
 export async function checkDue(
   pool: Pool,
   attemptIds: string[],
-): Promise<{ sendable: string[]; ended: Partial<Record<DeliveryStatus, number>> }> {
+): Promise<{ sendable: string[]; endpoints: string[]; ended: Partial<Record<DeliveryStatus, number>> }> {
   const { rows } = await pool.query<DueRow>(
-    `SELECT a.id, a.delivery_id, d.status, ep.deleted_at IS NOT NULL AS endpoint_deleted, ep.disabled AS endpoint_disabled
+    `SELECT a.id, a.delivery_id, a.endpoint_id, d.status, ep.deleted_at IS NOT NULL AS endpoint_deleted, ep.disabled AS endpoint_disabled
      FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN endpoints ep ON ep.id = a.endpoint_id
      WHERE a.id = ANY($1) AND a.status = 'pending'`,
     [attemptIds],
@@ -51,5 +53,9 @@ export async function checkDue(
       for (const e of endings) ended[e.status] = (ended[e.status] ?? 0) + 1;
     });
   }
-  return { sendable: sendable.map((r) => r.id), ended };
+  return {
+    sendable: sendable.map((r) => r.id),
+    endpoints: [...new Set(sendable.map((r) => r.endpoint_id))],
+    ended,
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * The delivery lifecycle's statements, in the order of the flow: fan-out creates deliveries
- * and their first attempts; attempts are handed to the senders; results are recorded, and
+ * and their first attempts; the release gate hands attempts to the senders as far as each
+ * endpoint's limits allow (release.ts, flow.ts); results are recorded, and
  * retries scheduled; due attempts are checked before they are sent again; drops, replays and
  * app deletions change deliveries in bounded batches. Plain SQL on the process's pool, in
  * batches, under one locking rule (locks.ts). The dispatcher is their only caller: it is the
@@ -10,7 +11,23 @@
 export { dropDeliveries } from "./drop.ts";
 export { checkDue } from "./due.ts";
 export { createDeliveries, eventsToFanOut, type FanOutEndpoint, type FanOutEvent } from "./fanOut.ts";
+export {
+  type EndpointLimits,
+  type Flow,
+  type FlowChange,
+  type FlowSettings,
+  type HeldBy,
+  inFlightLimit,
+  type PauseReason,
+} from "./flow.ts";
 export { type PurgeProgress, purgeApp } from "./purge.ts";
-export { completeReplay, type ReplaySpec, replayBatch, startReplay, unsentReplayAttempts } from "./replay.ts";
-export { type AttemptResult, type Recorded, type RetryPolicy, recordResults } from "./results.ts";
-export { type AttemptToSend, attemptsToSend, claimStranded, markSent, type Which } from "./send.ts";
+export { type Release, type ReleaseTarget, release, unrelease, wakeForgotten } from "./release.ts";
+export { completeReplay, type ReplaySpec, replayBatch, startReplay } from "./replay.ts";
+export {
+  type AttemptResult,
+  type Recorded,
+  type RecordedBatch,
+  type RetryPolicy,
+  recordResults,
+} from "./results.ts";
+export { type AttemptToSend, attemptsToSend, claimStranded, type Lane, laneOf } from "./send.ts";

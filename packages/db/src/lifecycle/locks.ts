@@ -1,5 +1,6 @@
 import type { PoolClient } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
+import type { Flow } from "./flow.ts";
 
 /**
  * The one locking rule of the lifecycle: a transaction that changes deliveries (a result, a
@@ -34,6 +35,7 @@ export async function lockDeliveries(tx: PoolClient, ids: string[]): Promise<Map
 export type EndpointState = {
   id: string;
   url: string;
+  max_in_flight: number | null;
   failing_since: Date | null;
   disabled: boolean;
   deleted: boolean;
@@ -50,9 +52,41 @@ export async function lockEndpoints(
   changing: string[],
 ): Promise<Map<string, EndpointState>> {
   const { rows } = await tx.query<EndpointState>(
-    `SELECT id, url, failing_since, disabled, deleted_at IS NOT NULL AS deleted FROM endpoints
+    `SELECT id, url, max_in_flight, failing_since, disabled, deleted_at IS NOT NULL AS deleted FROM endpoints
      WHERE id = ANY($1) AND (id = ANY($2) OR failing_since IS NOT NULL) ORDER BY id FOR NO KEY UPDATE`,
     [ids, changing],
   );
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * The endpoints' flows (flow.ts), locked in id order, last of all: after the deliveries, their
+ * attempts and their endpoints. An endpoint without one yet gets a fresh one, written with the
+ * rest (`INSERT … ON CONFLICT`).
+ */
+export async function lockFlows(tx: PoolClient, endpointIds: string[]): Promise<Map<string, Flow>> {
+  const { rows } = await tx.query<Flow>(
+    `SELECT endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, failures, opens,
+            probe_attempt_id, held_by, next_release_at
+     FROM endpoint_flows WHERE endpoint_id = ANY($1) ORDER BY endpoint_id FOR NO KEY UPDATE`,
+    [endpointIds],
+  );
+  const flows = new Map(rows.map((r) => [r.endpoint_id, r]));
+  for (const id of endpointIds)
+    if (!flows.has(id))
+      flows.set(id, {
+        endpoint_id: id,
+        tokens: null,
+        tokens_at: null,
+        limit_now: null,
+        slow_until: null,
+        paused_until: null,
+        pause_reason: null,
+        failures: 0,
+        opens: 0,
+        probe_attempt_id: null,
+        held_by: null,
+        next_release_at: null,
+      });
+  return flows;
 }

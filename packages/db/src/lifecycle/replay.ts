@@ -24,15 +24,6 @@ export async function startReplay(db: Queryable, replayId: string): Promise<bool
   return rows[0] !== undefined && rows[0].status !== "completed";
 }
 
-/** The replay's attempts a crash left committed but never handed to a sender. */
-export async function unsentReplayAttempts(db: Queryable, replayId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM attempts WHERE replay_id = $1 AND status = 'pending' AND sent_at IS NULL",
-    [replayId],
-  );
-  return rows.map((r) => r.id);
-}
-
 /**
  * The next `limit` matching deliveries, oldest event first, go back to `pending`, each with a
  * new attempt (the next number) tagged with the replay; returns the new attempts' ids, and

@@ -2,6 +2,7 @@ import type { Pool } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
+import type { FlowChange, FlowSettings } from "./flow.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -25,6 +26,16 @@ export type RetryPolicy = {
   nextDelay(attemptNumber: number, retryAfterMs: number | null): number | null;
   /** An endpoint whose attempts have all failed this long is disabled. */
   disableAfterMs: number;
+  /** How endpoints are paused and slowed down (flow.ts). */
+  flow: FlowSettings;
+};
+
+/** What a batch of results did: each result, the endpoints paused or resumed, and those to release more of. */
+export type RecordedBatch = {
+  recorded: Recorded[];
+  changes: FlowChange[];
+  /** Endpoints with attempts held by their in-flight limit: these results made room. */
+  release: string[];
 };
 
 /** What one recorded result did. */
@@ -59,9 +70,9 @@ export async function recordResults(
   pool: Pool,
   results: AttemptResult[],
   policy: RetryPolicy,
-): Promise<Recorded[]> {
+): Promise<RecordedBatch> {
   const unique = [...new Map(results.map((r) => [r.attemptId, r])).values()];
-  if (!unique.length) return [];
+  if (!unique.length) return { recorded: [], changes: [], release: [] };
   return unique.every((r) => r.succeeded) ? recordSuccesses(pool, unique) : recordBatch(pool, unique, policy);
 }
 
@@ -75,6 +86,8 @@ type SuccessRow = {
   was: DeliveryStatus;
   completed_at: Date;
   event_created_at: Date;
+  resumed: boolean;
+  release_after: boolean;
 };
 
 /**
@@ -82,7 +95,7 @@ type SuccessRow = {
  * deliveries' locks in id order before their attempts are touched; the endpoints whose clock
  * stops are locked in id order too (a clock started after the success is left running).
  */
-async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<Recorded[]> {
+async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<RecordedBatch> {
   const { rows } = await pool.query<SuccessRow>(
     `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
@@ -104,8 +117,25 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id)
-     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
+       FROM a WHERE d.id = a.delivery_id),
+     flows AS (
+       SELECT endpoint_id, pause_reason, held_by FROM endpoint_flows WHERE endpoint_id IN (SELECT endpoint_id FROM a)),
+     answered AS (
+       UPDATE endpoint_flows f SET failures = 0, probe_attempt_id = NULL,
+              pause_reason = CASE WHEN f.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
+              paused_until = CASE WHEN f.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
+              opens = CASE WHEN f.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
+              next_release_at = CASE WHEN f.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
+                                     THEN now() ELSE f.next_release_at END
+       WHERE f.endpoint_id IN (
+         SELECT endpoint_id FROM endpoint_flows
+         WHERE endpoint_id IN (SELECT endpoint_id FROM a)
+           AND (failures > 0 OR pause_reason = 'not_responding' OR probe_attempt_id IS NOT NULL)
+         ORDER BY endpoint_id FOR NO KEY UPDATE))
+     SELECT a.*, ev.created_at AS event_created_at,
+            COALESCE(fl.pause_reason = 'not_responding', false) AS resumed,
+            COALESCE(fl.held_by = 'max_in_flight', false) AS release_after
+     FROM a JOIN events ev ON ev.id = a.event_id LEFT JOIN flows fl ON fl.endpoint_id = a.endpoint_id`,
     [
       successes.map((r) => r.attemptId),
       successes.map((r) => r.deliveryId),
@@ -117,7 +147,7 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
       successes.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
     ],
   );
-  return rows.map((r) => ({
+  const recorded: Recorded[] = rows.map((r) => ({
     attemptId: r.id,
     deliveryId: r.delivery_id,
     eventId: r.event_id,
@@ -130,4 +160,10 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
     retry: null,
     disabledReason: null,
   }));
+  const resumed = new Set(rows.filter((r) => r.resumed).map((r) => r.endpoint_id));
+  return {
+    recorded,
+    changes: [...resumed].map((endpointId) => ({ endpointId, change: "resumed", reason: null, until: null })),
+    release: [...new Set(rows.filter((r) => r.release_after).map((r) => r.endpoint_id))],
+  };
 }

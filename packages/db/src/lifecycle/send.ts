@@ -19,33 +19,35 @@ export type AttemptToSend = {
   data: string;
   created_at: Date;
   trace_context: string | null;
-  sendable: boolean;
+  /** The replay that made it, if one did. */
+  replay_id: string | null;
 };
 
-/** These attempts, or the first attempts of these events that no sender was handed yet. */
-export type Which = string[] | { firstOfEvents: string[] };
+/**
+ * The senders' lanes: first attempts of new events (`live`) never queue behind retries and
+ * replays (`backlog`); each lane has capacity of its own in every sender.
+ */
+export type Lane = "live" | "backlog";
+export const laneOf = (a: Pick<AttemptToSend, "attempt_number" | "replay_id">): Lane =>
+  a.attempt_number === 1 && a.replay_id === null ? "live" : "backlog";
+
+/** The columns of an `AttemptToSend`, from attempts `a`, endpoints `ep` and events `ev`. */
+export const SEND_COLUMNS = `a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number, a.replay_id,
+  ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
+  ev.type, ev.data::text AS data, ev.created_at, ev.trace_context`;
 
 /**
- * The attempts to hand to the senders, still `pending`, oldest first. Claimed in two steps
- * around the publish: read here, then `markSent` once the broker confirmed them. A process
- * that dies in between leaves them unsent, and the sweeper sends them (a duplicate at worst).
- * Those of an endpoint deleted or disabled meanwhile are left to the sweeper too, which ends
- * their deliveries as such (`checkDue`): a replay running when its endpoint goes sends no more.
+ * These attempts, still `pending`, with what a sender needs, oldest first: the sweeper's, sent
+ * again. Those of an endpoint deleted or disabled meanwhile are left out (`checkDue` ends them).
  */
-export async function attemptsToSend(db: Queryable, which: Which): Promise<AttemptToSend[]> {
-  const byEvent = !Array.isArray(which);
-  const ids = byEvent ? which.firstOfEvents : which;
-  if (!ids.length) return [];
-  const { rows } = await db.query<AttemptToSend>(
-    `SELECT a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number,
-            ep.url, ep.headers, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
-                        ev.type, ev.data::text AS data, ev.created_at, ev.trace_context,
-            ep.deleted_at IS NULL AND NOT ep.disabled AS sendable
+export async function attemptsToSend(db: Queryable, attemptIds: string[]): Promise<AttemptToSend[]> {
+  if (!attemptIds.length) return [];
+  const { rows } = await db.query<AttemptToSend & { sendable: boolean }>(
+    `SELECT ${SEND_COLUMNS}, ep.deleted_at IS NULL AND NOT ep.disabled AS sendable
      FROM attempts a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
-     WHERE ${byEvent ? "a.event_id = ANY($1) AND a.attempt_number = 1 AND a.sent_at IS NULL" : "a.id = ANY($1)"}
-              AND a.status = 'pending'
+     WHERE a.id = ANY($1) AND a.status = 'pending'
      ORDER BY a.id`,
-    [ids],
+    [attemptIds],
   );
   // Filtered here, not in the WHERE: a condition on endpoints there leads the planner to
   // start from the endpoints and read every attempt of each (47 ms a call, measured).
@@ -53,38 +55,21 @@ export async function attemptsToSend(db: Queryable, which: Which): Promise<Attem
 }
 
 /**
- * Records that these attempts are with the senders: the sweeper's deadline runs from here.
- * An attempt whose result is being recorded at this moment is skipped, not waited for (it is
- * locked by a transaction that holds its delivery first: waiting could close a cycle). No
- * condition on `status`: on a completed attempt `sent_at` is harmless, and that condition
- * made the planner walk the status index through every pending attempt (3.3 ms a call
- * instead of 1, measured).
- */
-export async function markSent(db: Queryable, attemptIds: string[]): Promise<void> {
-  if (!attemptIds.length) return;
-  await db.query(
-    `UPDATE attempts SET sent_at = now() WHERE id IN (
-              SELECT id FROM attempts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)`,
-    [attemptIds],
-  );
-}
-
-/**
- * Claims the attempts a crash left behind, oldest due first: scheduled ones never handed to a
- * sender that were due before `dueBefore`, and sent ones with no result since before
- * `sentBefore`. They are marked sent now, so another sweep leaves them alone for a deadline.
+ * Claims the attempts a crash or a lost message left with no result: sent before
+ * `sentBefore`, oldest first. They are marked sent now, so another sweep leaves them alone
+ * for a deadline. (Attempts never sent wait in their endpoint's queue: the release gate's.)
  */
 export async function claimStranded(
   db: Queryable,
-  { dueBefore, sentBefore, limit }: { dueBefore: Date; sentBefore: Date; limit: number },
+  { sentBefore, limit }: { sentBefore: Date; limit: number },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `UPDATE attempts SET sent_at = now() WHERE id IN (
        SELECT id FROM attempts
-       WHERE status = 'pending' AND ((sent_at IS NULL AND scheduled_at < $1) OR sent_at < $2)
-       ORDER BY scheduled_at LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED)
+       WHERE status = 'pending' AND sent_at < $1
+       ORDER BY sent_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED)
      RETURNING id`,
-    [dueBefore, sentBefore, limit],
+    [sentBefore, limit],
   );
   return rows.map((r) => r.id);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@herald/db";
 import { invalid } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
+import { limitFields } from "./endpointState.ts";
 
 /**
  * Endpoint inputs that need more than a JSON schema: the URL, the signing secret, the event
@@ -107,4 +108,5 @@ export const endpointFields: Record<string, Schema> = {
       "Extra request headers, as a map. In a form body: `headers[X-Foo]=bar`. An attempt's recorded request shows credential-like ones (`Authorization`, names with `token`, `key`, `secret`…) as `[redacted]`.",
   },
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
+  ...limitFields,
 };

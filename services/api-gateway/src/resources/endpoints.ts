@@ -24,6 +24,7 @@ import {
   endpointFields,
   generateSecret,
 } from "./endpointInput.ts";
+import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
 
 /** During a rotation the previous secret keeps signing beside the new one for 24 hours. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -37,6 +38,9 @@ type EndpointRow = {
   headers: unknown;
   disabled: boolean;
   disabledReason: string | null;
+  rateLimit: number | null;
+  maxInFlight: number | null;
+  flow?: FlowRow | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -51,6 +55,9 @@ export const serializeEndpoint = (e: EndpointRow) => ({
   disabled: e.disabled,
   disabled_reason: e.disabledReason,
   headers: e.headers as Record<string, string>,
+  rate_limit: e.rateLimit,
+  max_in_flight: e.maxInFlight,
+  delivery_state: deliveryState(e),
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
 });
@@ -68,6 +75,9 @@ export const endpointSchemas: Record<string, Schema> = {
       "disabled",
       "disabled_reason",
       "headers",
+      "rate_limit",
+      "max_in_flight",
+      "delivery_state",
       "created_at",
       "updated_at",
     ],
@@ -81,6 +91,8 @@ export const endpointSchemas: Record<string, Schema> = {
       disabled: { type: "boolean" },
       disabled_reason: { type: ["string", "null"] },
       headers: { type: "object", additionalProperties: { type: "string" } },
+      ...limitFields,
+      delivery_state: deliveryStateSchema,
       created_at: timestamp,
       updated_at: timestamp,
     },
@@ -107,7 +119,10 @@ export async function findEndpoint(
   param = "id",
 ) {
   const found = isId("endpoint", id)
-    ? await prisma.endpoint.findFirst({ where: { id, accountId: account.id, deletedAt: null } })
+    ? await prisma.endpoint.findFirst({
+        where: { id, accountId: account.id, deletedAt: null },
+        include: { flow: true },
+      })
     : null;
   if (!found) throw notFound("endpoint", id, param);
   checkScope(account, found.appId, "endpoint", id, param);
@@ -116,12 +131,26 @@ export async function findEndpoint(
 
 const byId = { id: "The endpoint's id." };
 
+/** A flow with no pause, slow-down or run of failures; the gate looks at its queue at once. */
+const FRESH_FLOW = {
+  failures: 0,
+  opens: 0,
+  pauseReason: null,
+  pausedUntil: null,
+  probeAttemptId: null,
+  limitNow: null,
+  slowUntil: null,
+  nextReleaseAt: new Date(0),
+};
+
 type EndpointInput = {
   url?: string;
   description?: string;
   event_types?: string[];
   headers?: Record<string, string>;
   disabled?: boolean;
+  rate_limit?: number | null;
+  max_in_flight?: number | null;
 };
 
 async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) {
@@ -132,6 +161,8 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) 
       ? { eventTypes: await checkEventTypes(deps.prisma, accountId, body.event_types) }
       : {}),
     ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
+    ...(body.rate_limit !== undefined ? { rateLimit: body.rate_limit } : {}),
+    ...(body.max_in_flight !== undefined ? { maxInFlight: body.max_in_flight } : {}),
     ...(body.disabled !== undefined
       ? {
           disabled: body.disabled,
@@ -196,7 +227,9 @@ export const endpointRoutes: RouteSpec[] = [
             url: input.url!,
             ...input,
             secret: deps.secrets.seal(secret),
+            flow: { create: {} },
           },
+          include: { flow: true },
         }),
       );
       return { status: 201, body: serializeEndpoint(created) };
@@ -223,6 +256,7 @@ export const endpointRoutes: RouteSpec[] = [
         },
         orderBy: { id: cursor.order },
         take: cursor.take,
+        include: { flow: true },
       });
       const list = toList(rows, cursor, query.limit);
       return { body: { ...list, data: list.data.map(serializeEndpoint) } };
@@ -256,9 +290,15 @@ export const endpointRoutes: RouteSpec[] = [
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
       const input = await checkedInput(deps, account.id, body);
-      const updated = await deps.prisma.endpoint.update({
-        where: { id: found.id },
-        data: { ...input, updatedAt: new Date() },
+      // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
+      const fresh = (body.disabled === false && found.disabled) || (input.url && input.url !== found.url);
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        if (fresh) await tx.endpointFlow.updateMany({ where: { endpointId: found.id }, data: FRESH_FLOW });
+        return tx.endpoint.update({
+          where: { id: found.id },
+          data: { ...input, updatedAt: new Date() },
+          include: { flow: true },
+        });
       });
       return { body: serializeEndpoint(updated) };
     },

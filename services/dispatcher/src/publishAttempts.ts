@@ -1,18 +1,17 @@
 import { type AttemptRequestedV1, webhookPayload } from "@herald/contracts";
-import { attemptsToSend, markSent, type Which } from "@herald/db/lifecycle";
+import { type AttemptToSend, laneOf } from "@herald/db/lifecycle";
 import { type Context, context, contextFrom, trace, traceIdOf } from "@herald/runtime";
 import type { Link } from "@opentelemetry/api";
 import type { DispatcherDeps } from "./deps.ts";
 
 /**
- * Stage 2: hands pending attempts to the senders, one `attempt.requested.v1` each, built from
- * the database (senders have none), published with confirms, then marked sent. Attempts no
- * longer pending are skipped. Fan-out, due retries, replays and the sweeper all send through
- * here; two statements for any number of attempts.
+ * Hands attempts to the senders, one `attempt.requested.v1` each, built from the database
+ * (senders have none), each to its lane's queue (`live`: first attempts of new events;
+ * `backlog`: retries and replays), published with confirms, in the order given.
  *
  * Each attempt joins its event's trace (kept on the event row): under the given parent when
  * that is already in the event's trace (fan-out, a due retry), else directly under the
- * event's context with a link to the parent (a replay, the sweeper).
+ * event's context with a link to the parent (a replay, the sweeper, the gate's poll).
  */
 function traceOf(traceContext: string | null, parent: Context): { context: Context; links: Link[] } {
   if (!traceContext) return { context: parent, links: [] };
@@ -23,15 +22,13 @@ function traceOf(traceContext: string | null, parent: Context): { context: Conte
 }
 
 /** `parentOf(eventId)`: the context to publish an event's attempts under (default: the active one). */
-export async function sendAttempts(
+export async function publishAttempts(
   deps: DispatcherDeps,
-  which: Which,
+  rows: AttemptToSend[],
   parentOf: (eventId: string) => Context | undefined = () => undefined,
-): Promise<number> {
-  const rows = await attemptsToSend(deps.db, which);
-  if (!rows.length) return 0;
+): Promise<void> {
   const now = new Date();
-  // Oldest first: the broker keeps publish order within one channel.
+  const { queues } = deps.broker.topology;
   await Promise.all(
     rows.map((r) => {
       const previous =
@@ -52,21 +49,23 @@ export async function sendAttempts(
         payload: webhookPayload(r.type, r.created_at, r.data),
         timeout_ms: deps.config.attemptTimeoutMs,
       };
-      return deps.broker.publish("attempt.requested.v1", message, {
-        messageId: r.id,
-        ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
-        attributes: {
-          "herald.event_id": r.event_id,
-          "herald.endpoint_id": r.endpoint_id,
-          "herald.app_id": r.app_id,
-          "herald.attempt_number": r.attempt_number,
+      const lane = laneOf(r);
+      deps.metrics.released.inc({ lane });
+      return deps.broker.publishToQueue(
+        lane === "live" ? queues.senderAttempts : queues.senderBacklog,
+        "attempt.requested.v1",
+        message,
+        {
+          messageId: r.id,
+          ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
+          attributes: {
+            "herald.event_id": r.event_id,
+            "herald.endpoint_id": r.endpoint_id,
+            "herald.app_id": r.app_id,
+            "herald.attempt_number": r.attempt_number,
+          },
         },
-      });
+      );
     }),
   );
-  await markSent(
-    deps.db,
-    rows.map((r) => r.id),
-  );
-  return rows.length;
 }

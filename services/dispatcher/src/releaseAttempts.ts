@@ -1,0 +1,65 @@
+import { checkDue, type ReleaseTarget, release, unrelease } from "@herald/db/lifecycle";
+import type { Context } from "@herald/runtime";
+import type { DispatcherDeps } from "./deps.ts";
+import { countEnded } from "./metrics.ts";
+import { publishAttempts } from "./publishAttempts.ts";
+
+/**
+ * Stage 2: hands waiting attempts to the senders through the release gate (the lifecycle's
+ * `release`): only as many of an endpoint's as its pause, in-flight limit and rate limit
+ * allow, round robin across endpoints; the rest wait in PostgreSQL for the gate's poll
+ * (`startReleasing`) or for results to make room. Fan-out, due retries and replays all send
+ * through here; attempts of an endpoint deleted or disabled meanwhile are ended instead
+ * (stage 4's check). Returns how many endpoints the gate looked at.
+ *
+ * Released attempts are marked sent before they are published: should the publish fail, they
+ * are put back (`unrelease`), and what that misses the sweeper sends after ATTEMPT_DEADLINE.
+ */
+export async function releaseAttempts(
+  deps: DispatcherDeps,
+  target: ReleaseTarget,
+  parentOf?: (eventId: string) => Context | undefined,
+): Promise<number> {
+  if ("endpoints" in target && !target.endpoints.length) return 0;
+  const r = await release(deps.db, target, deps.config.flow);
+  for (const h of r.held) deps.metrics.held.inc({ reason: h.heldBy });
+  if (r.stale.length) countEnded(deps.metrics, (await checkDue(deps.db, r.stale)).ended);
+  try {
+    await publishAttempts(deps, r.send, parentOf);
+  } catch (err) {
+    await unrelease(
+      deps.db,
+      r.send.map((a) => a.id),
+    ).catch(() => {});
+    throw err;
+  }
+  return r.endpoints;
+}
+
+/** The gate's poll: endpoints whose waiting attempts may go now, a batch at a time. */
+const POLL_BATCH = 200;
+
+/**
+ * Polls every RELEASE_INTERVAL for endpoints whose `next_release_at` has come (a token is
+ * back, a pause ended, a probe is due); a full batch is followed by the next at once. Any
+ * dispatcher may poll: each locks the endpoints it takes, skipping those another holds.
+ */
+export function startReleasing(deps: DispatcherDeps): () => Promise<void> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const pass = async () => {
+    try {
+      while (!stopped && (await releaseAttempts(deps, { poll: POLL_BATCH })) === POLL_BATCH);
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, "release poll failed; will retry");
+    }
+    if (!stopped) timer = setTimeout(() => (running = pass()), deps.config.releaseIntervalMs);
+  };
+  timer = setTimeout(() => (running = pass()), deps.config.releaseIntervalMs);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
+}
