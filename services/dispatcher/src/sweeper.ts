@@ -1,4 +1,10 @@
-import { attemptsToSend, checkDue, claimStranded, wakeForgotten } from "@herald/db/lifecycle";
+import {
+  attemptsToSend,
+  checkDue,
+  claimStranded,
+  recountInFlight,
+  wakeForgotten,
+} from "@herald/db/lifecycle";
 import { inTransaction } from "@herald/db/pool";
 import type { DispatcherDeps } from "./deps.ts";
 import { countEnded } from "./metrics.ts";
@@ -9,7 +15,8 @@ import { publishAttempts } from "./publishAttempts.ts";
  * - attempts sent with no result ATTEMPT_DEADLINE after they were sent: checked (stage 4's
  *   `checkDue`) and sent again, straight to the senders (they still count as in flight);
  * - endpoints whose attempts wait, due for SWEEP_GRACE, unknown to the release gate (a
- *   retry's wake-up message lost): the gate looks at them now.
+ *   retry's wake-up message lost): the gate looks at them now;
+ * - endpoints' counts of attempts in flight, recounted (an attempt ended while in flight).
  * A transaction-scoped advisory lock lets one dispatcher replica claim them at a time; a
  * claimed attempt counts as sent, so no other pass takes it before ATTEMPT_DEADLINE.
  */
@@ -32,6 +39,8 @@ export async function sweepOnce(deps: DispatcherDeps): Promise<number> {
   if (!claimed) return 0;
   const woken = await wakeForgotten(db, new Date(now - config.sweepGraceMs));
   if (woken) deps.logger.warn({ endpoints: woken }, "sweeper found endpoints with attempts waiting unknown");
+  const recounted = await recountInFlight(db);
+  if (recounted) deps.logger.info({ endpoints: recounted }, "sweeper corrected endpoints' counts in flight");
   if (claimed.length) {
     deps.logger.warn({ attempts: claimed.length }, "sweeper recovering attempts sent with no result");
     const { sendable, ended } = await checkDue(db, claimed);

@@ -145,6 +145,7 @@ export async function recordBatch(
       const endpoint = clocks.get(attempt.endpoint_id);
       const step = nextStep(result, attempt, delivery, endpoint, policy);
       const flow = flows.get(attempt.endpoint_id)!;
+      flow.in_flight = Math.max(0, flow.in_flight - 1);
       const change = afterResult(
         flow,
         result,
@@ -203,9 +204,9 @@ export async function recordBatch(
            AS n(id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, url, scheduled_at)
          ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
        f AS (
-         INSERT INTO endpoint_flows (endpoint_id, limit_now, slow_until, paused_until, pause_reason, failures, opens, probe_attempt_id, next_release_at)
-         SELECT * FROM unnest($18::text[], $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::int[], $24::int[], $25::text[], $26::timestamptz[])
-         ON CONFLICT (endpoint_id) DO UPDATE SET limit_now = excluded.limit_now, slow_until = excluded.slow_until,
+         INSERT INTO endpoint_flows (endpoint_id, limit_now, slow_until, paused_until, pause_reason, failures, opens, probe_attempt_id, next_release_at, in_flight)
+         SELECT * FROM unnest($18::text[], $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::int[], $24::int[], $25::text[], $26::timestamptz[], $27::int[])
+         ON CONFLICT (endpoint_id) DO UPDATE SET in_flight = excluded.in_flight, limit_now = excluded.limit_now, slow_until = excluded.slow_until,
            paused_until = excluded.paused_until, pause_reason = excluded.pause_reason, failures = excluded.failures,
            opens = excluded.opens, probe_attempt_id = excluded.probe_attempt_id, next_release_at = excluded.next_release_at)
        UPDATE endpoints e SET failing_since = c.failing_since,
@@ -256,5 +257,6 @@ function flowColumns(flows: Flow[]): unknown[][] {
     flows.map((f) => f.opens),
     flows.map((f) => f.probe_attempt_id),
     flows.map((f) => f.next_release_at),
+    flows.map((f) => f.in_flight),
   ];
 }

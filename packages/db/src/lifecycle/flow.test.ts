@@ -15,6 +15,7 @@ const later = (ms: number) => new Date(t0.getTime() + ms);
 function flow(over: Partial<Flow> = {}): Flow {
   return {
     endpoint_id: "ep_1",
+    in_flight: 0,
     tokens: null,
     tokens_at: null,
     limit_now: null,

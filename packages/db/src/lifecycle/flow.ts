@@ -32,6 +32,7 @@ export type FlowSettings = {
 
 export type Flow = {
   endpoint_id: string;
+  in_flight: number;
   tokens: number | null;
   tokens_at: Date | null;
   limit_now: number | null;
@@ -104,7 +105,9 @@ export function admit(
     tokens = Math.min(rate, (flow.tokens ?? rate) + elapsed * rate);
   }
   const breakerOpen = flow.pause_reason === "not_responding";
-  if (breakerOpen && flow.probe_attempt_id) return held("paused", plus(now, s.probeAfterMs));
+  // A probe out is waited for; one no longer in flight (ended without a result) is replaced.
+  if (breakerOpen && flow.probe_attempt_id && inFlight > 0) return held("paused", plus(now, s.probeAfterMs));
+  if (breakerOpen) flow.probe_attempt_id = null;
   const cap = breakerOpen ? 1 : Number.POSITIVE_INFINITY;
   const take = Math.max(0, Math.min(ready, room, Math.floor(tokens), cap));
   if (limits.rate_limit !== null) {

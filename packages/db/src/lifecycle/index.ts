@@ -21,7 +21,14 @@ export {
   type PauseReason,
 } from "./flow.ts";
 export { type PurgeProgress, purgeApp } from "./purge.ts";
-export { type Release, type ReleaseTarget, release, unrelease, wakeForgotten } from "./release.ts";
+export {
+  type Release,
+  type ReleaseTarget,
+  recountInFlight,
+  release,
+  unrelease,
+  wakeForgotten,
+} from "./release.ts";
 export { completeReplay, type ReplaySpec, replayBatch, startReplay } from "./replay.ts";
 export {
   type AttemptResult,

@@ -66,7 +66,7 @@ export async function lockEndpoints(
  */
 export async function lockFlows(tx: PoolClient, endpointIds: string[]): Promise<Map<string, Flow>> {
   const { rows } = await tx.query<Flow>(
-    `SELECT endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, failures, opens,
+    `SELECT endpoint_id, in_flight, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, failures, opens,
             probe_attempt_id, held_by, next_release_at
      FROM endpoint_flows WHERE endpoint_id = ANY($1) ORDER BY endpoint_id FOR NO KEY UPDATE`,
     [endpointIds],
@@ -76,6 +76,7 @@ export async function lockFlows(tx: PoolClient, endpointIds: string[]): Promise<
     if (!flows.has(id))
       flows.set(id, {
         endpoint_id: id,
+        in_flight: 0,
         tokens: null,
         tokens_at: null,
         limit_now: null,

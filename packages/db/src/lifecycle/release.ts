@@ -1,5 +1,6 @@
 import { inTransaction, type Pool, type PoolClient } from "../pool.ts";
 import { type Admission, admit, type EndpointLimits, type Flow, type FlowSettings } from "./flow.ts";
+import { releaseFast } from "./releaseFast.ts";
 import { type AttemptToSend, SEND_COLUMNS } from "./send.ts";
 
 /**
@@ -37,31 +38,56 @@ type LockedFlow = Flow &
   EndpointLimits & {
     deleted: boolean;
     disabled: boolean;
+    /** The head of its queue, and the time the lock was had. */
+    ready: string[];
+    now: Date;
   };
 
 /** Attempts of a deleted or disabled endpoint ended a pass. */
 const STALE_BATCH = 500;
 
-const FLOW_COLUMNS = `f.endpoint_id, f.tokens, f.tokens_at, f.limit_now, f.slow_until, f.paused_until, f.pause_reason,
-  f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at,
+const FLOW_COLUMNS = `f.endpoint_id, f.in_flight, f.tokens, f.tokens_at, f.limit_now, f.slow_until, f.paused_until,
+  f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at,
   ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled`;
 
-async function lockToRelease(tx: PoolClient, target: ReleaseTarget): Promise<LockedFlow[]> {
+/**
+ * Locks the flows (in id order; a poll skips those another dispatcher holds) and reads, with
+ * each, the head of its queue: up to its in-flight limit + 1 attempts due (the statement's
+ * snapshot: one another release took meanwhile is skipped when marked sent), and the time.
+ */
+async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSettings): Promise<LockedFlow[]> {
+  const head = (where: string, order: string, limit: string, lock: string) =>
+    `WITH f AS MATERIALIZED (
+       SELECT ${FLOW_COLUMNS} FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
+       WHERE ${where} ORDER BY f.${order} ${limit} ${lock}),
+     ready_by AS (
+       SELECT GREATEST(clock_timestamp(), (SELECT max(scheduled_at) FROM attempts WHERE id = ANY($2::text[]))) AS at)
+     SELECT f.*, clock_timestamp() AS now, ARRAY(
+       SELECT a.id FROM attempts a, ready_by
+       WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending' AND a.sent_at IS NULL AND a.scheduled_at <= ready_by.at
+       ORDER BY a.scheduled_at, a.id
+       LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE COALESCE(f.max_in_flight, $3::int) + 1 END) AS ready
+     FROM f ORDER BY f.${order}`;
+  const due = "due" in target ? (target.due ?? []) : [];
   if ("poll" in target) {
     const { rows } = await tx.query<LockedFlow>(
-      `SELECT ${FLOW_COLUMNS} FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
-       WHERE f.next_release_at <= now() ORDER BY f.next_release_at LIMIT $1 FOR NO KEY UPDATE OF f SKIP LOCKED`,
-      [target.poll],
+      head(
+        "f.next_release_at <= clock_timestamp()",
+        "next_release_at",
+        "LIMIT $1",
+        "FOR NO KEY UPDATE OF f SKIP LOCKED",
+      ),
+      [target.poll, due, s.maxInFlight],
     );
     return rows;
   }
   const ids = [...new Set(target.endpoints)].sort();
   const select = (list: string[]) =>
-    tx.query<LockedFlow>(
-      `SELECT ${FLOW_COLUMNS} FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
-       WHERE f.endpoint_id = ANY($1) ORDER BY f.endpoint_id FOR NO KEY UPDATE OF f`,
-      [list],
-    );
+    tx.query<LockedFlow>(head("f.endpoint_id = ANY($1)", "endpoint_id", "", "FOR NO KEY UPDATE OF f"), [
+      list,
+      due,
+      s.maxInFlight,
+    ]);
   const { rows } = await select(ids);
   if (rows.length === ids.length) return rows;
   // Endpoints made before flows were (or by an older gateway): their rows, in id order too.
@@ -76,87 +102,78 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget): Promise<Loc
   return [...rows, ...(await select(missing)).rows].sort((a, b) => (a.endpoint_id < b.endpoint_id ? -1 : 1));
 }
 
-type Queue = { endpoint_id: string; in_flight: number; ready: string[] };
-
-/** What each endpoint has in flight, and the head of its queue: up to `peek` attempts due. */
-async function readQueues(
-  tx: PoolClient,
-  flows: { id: string; peek: number }[],
-  due: string[],
-  now: Date,
-): Promise<Map<string, Queue>> {
-  const { rows } = await tx.query<Queue>(
-    `WITH ready_by AS (
-       SELECT GREATEST($4::timestamptz, (SELECT max(scheduled_at) FROM attempts WHERE id = ANY($3::text[]))) AS at)
-     SELECT e.id AS endpoint_id,
-       (SELECT count(*)::int FROM attempts a
-        WHERE a.endpoint_id = e.id AND a.status = 'pending' AND a.sent_at IS NOT NULL) AS in_flight,
-       ARRAY(SELECT a.id FROM attempts a, ready_by
-             WHERE a.endpoint_id = e.id AND a.status = 'pending' AND a.sent_at IS NULL AND a.scheduled_at <= ready_by.at
-             ORDER BY a.scheduled_at, a.id LIMIT e.peek) AS ready
-     FROM unnest($1::text[], $2::int[]) AS e(id, peek)`,
-    [flows.map((f) => f.id), flows.map((f) => f.peek), due, now],
-  );
-  return new Map(rows.map((r) => [r.endpoint_id, r]));
-}
-
-/** Takes `take` of each endpoint's list in turns: one of each, then the next of each. */
-function roundRobin<T>(lists: T[][]): T[] {
-  const out: T[] = [];
-  for (let i = 0; lists.some((l) => i < l.length); i++)
-    for (const l of lists) if (i < l.length) out.push(l[i]!);
+/** Each endpoint's attempts in turns, one of each, then the next of each, each's in its order. */
+function inTurns(rows: AttemptToSend[]): AttemptToSend[] {
+  const lists = new Map<string, AttemptToSend[]>();
+  for (const r of rows) lists.set(r.endpoint_id, [...(lists.get(r.endpoint_id) ?? []), r]);
+  const out: AttemptToSend[] = [];
+  const all = [...lists.values()];
+  for (let i = 0; out.length < rows.length; i++) for (const l of all) if (i < l.length) out.push(l[i]!);
   return out;
 }
 
 export async function release(pool: Pool, target: ReleaseTarget, s: FlowSettings): Promise<Release> {
-  return inTransaction(pool, async (tx) => {
-    const flows = await lockToRelease(tx, target);
-    const empty: Release = { send: [], stale: [], held: [], endpoints: flows.length };
-    if (!flows.length) return empty;
-    // The time now, after the lock was had: not now(), the transaction's start, which a wait
-    // for the lock leaves behind the time another release already wrote.
-    const now = (await tx.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now;
-    const peekOf = (f: LockedFlow) =>
-      f.deleted || f.disabled ? STALE_BATCH : (f.max_in_flight ?? s.maxInFlight) + 1;
-    const queues = await readQueues(
-      tx,
-      flows.map((f) => ({ id: f.endpoint_id, peek: peekOf(f) })),
-      "due" in target ? (target.due ?? []) : [],
-      now,
-    );
+  if ("endpoints" in target) {
+    const ids = [...new Set(target.endpoints)].sort();
+    const fast = await releaseFast(pool, ids, target.due ?? [], s.maxInFlight);
+    const rest = ids.filter((id) => !fast.handled.has(id));
+    const slow = rest.length ? await releaseHeld(pool, { endpoints: rest, due: target.due }, s) : null;
+    return {
+      send: inTurns([...fast.send, ...(slow?.send ?? [])]),
+      stale: slow?.stale ?? [],
+      held: [
+        ...fast.held.map((endpointId) => ({ endpointId, heldBy: "max_in_flight" as const })),
+        ...(slow?.held ?? []),
+      ],
+      endpoints: ids.length,
+    };
+  }
+  return releaseHeld(pool, target, s);
+}
 
+/**
+ * The full gate, for the endpoints a policy beyond the in-flight limit applies to (a rate
+ * limit, a pause, a slow-down, a deletion) and for the poll: flows locked with their queues'
+ * heads, what goes decided by flow.ts, the attempts and flows written, in one transaction.
+ */
+async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): Promise<Release> {
+  return inTransaction(pool, async (tx) => {
+    const flows = await lockToRelease(tx, target, s);
+    if (!flows.length) return { send: [], stale: [], held: [], endpoints: 0 };
     const chosen: string[][] = [];
     const stale: string[] = [];
     const held: Release["held"] = [];
-    const probes = new Map<string, string>();
     for (const flow of flows) {
-      const queue = queues.get(flow.endpoint_id)!;
+      const { ready, now } = flow;
       if (flow.deleted || flow.disabled) {
-        stale.push(...queue.ready);
+        stale.push(...ready);
         flow.held_by = null;
-        flow.next_release_at = queue.ready.length >= STALE_BATCH ? now : null;
+        flow.next_release_at = ready.length >= STALE_BATCH ? now : null;
         continue;
       }
-      const a = admit(flow, flow, queue.in_flight, queue.ready.length, now, s);
-      const taken = queue.ready.slice(0, a.take);
+      const a = admit(flow, flow, flow.in_flight, ready.length, now, s);
+      const taken = ready.slice(0, a.take);
       chosen.push(taken);
-      if (a.probe) probes.set(flow.endpoint_id, taken[0]!);
+      if (a.probe) flow.probe_attempt_id = taken[0]!;
       flow.held_by = a.heldBy;
       flow.next_release_at = a.retryAt;
       if (a.heldBy) held.push({ endpointId: flow.endpoint_id, heldBy: a.heldBy });
     }
-    for (const [endpointId, attemptId] of probes)
-      flows.find((f) => f.endpoint_id === endpointId)!.probe_attempt_id = attemptId;
-
     const ids = chosen.flat();
     const { rows } = await tx.query<AttemptToSend>(
       `WITH s AS (
-         UPDATE attempts a SET sent_at = clock_timestamp() WHERE a.id = ANY($1) AND a.status = 'pending' AND a.sent_at IS NULL
+         UPDATE attempts a SET sent_at = clock_timestamp() WHERE a.id IN (
+           SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' AND sent_at IS NULL
+           ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
          RETURNING a.*),
+       taken AS (SELECT endpoint_id, count(*)::int AS n FROM s GROUP BY endpoint_id),
        f AS (
-         UPDATE endpoint_flows f SET tokens = u.tokens, tokens_at = u.tokens_at, limit_now = u.limit_now,
+         UPDATE endpoint_flows f SET in_flight = f.in_flight + COALESCE((SELECT n FROM taken WHERE taken.endpoint_id = f.endpoint_id), 0),
+                tokens = u.tokens, tokens_at = u.tokens_at, limit_now = u.limit_now,
                 slow_until = u.slow_until, paused_until = u.paused_until, pause_reason = u.pause_reason,
-                probe_attempt_id = u.probe_attempt_id, held_by = u.held_by, next_release_at = u.next_release_at
+                -- A probe chosen but not taken (another release had it) is no probe.
+                probe_attempt_id = CASE WHEN u.probe_attempt_id = ANY($1) AND u.probe_attempt_id NOT IN (SELECT id FROM s)
+                                        THEN NULL ELSE u.probe_attempt_id END, held_by = u.held_by, next_release_at = u.next_release_at
          FROM unnest($2::text[], $3::float8[], $4::timestamptz[], $5::int[], $6::timestamptz[], $7::timestamptz[],
                      $8::text[], $9::text[], $10::text[], $11::timestamptz[])
            AS u(endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, probe_attempt_id, held_by, next_release_at)
@@ -177,14 +194,14 @@ export async function release(pool: Pool, target: ReleaseTarget, s: FlowSettings
       ],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const send = roundRobin(chosen.map((list) => list.flatMap((id) => byId.get(id) ?? [])));
+    const send = inTurns(chosen.flatMap((list) => list.flatMap((id) => byId.get(id) ?? [])));
     return { send, stale, held, endpoints: flows.length };
   });
 }
 
 /**
- * Puts back attempts released but never handed over (their publish failed): unsent again, and
- * their endpoints looked at again at once. Best effort: what this misses, the sweeper sends
+ * Puts back attempts released but never handed over (their publish failed): unsent again, no
+ * longer in flight, and their endpoints looked at again at once. Best effort: what this misses, the sweeper sends
  * once ATTEMPT_DEADLINE has passed.
  */
 export async function unrelease(pool: Pool, attemptIds: string[]): Promise<void> {
@@ -194,8 +211,9 @@ export async function unrelease(pool: Pool, attemptIds: string[]): Promise<void>
        UPDATE attempts SET sent_at = NULL WHERE id IN (
          SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
        RETURNING endpoint_id)
-     UPDATE endpoint_flows SET next_release_at = now()
-     WHERE endpoint_id IN (SELECT endpoint_id FROM a)`,
+     UPDATE endpoint_flows f SET next_release_at = now(), in_flight = GREATEST(0, f.in_flight - b.n)
+     FROM (SELECT endpoint_id, count(*)::int AS n FROM a GROUP BY endpoint_id) b
+     WHERE f.endpoint_id = b.endpoint_id`,
     [attemptIds],
   );
 }
@@ -204,7 +222,7 @@ export async function unrelease(pool: Pool, attemptIds: string[]): Promise<void>
  * The sweeper's check that no endpoint has attempts waiting unknown to the gate: each endpoint
  * whose oldest unsent attempt was due before `dueBefore` (a retry whose wake-up message was
  * lost) is looked at now, unless it already is. One step per endpoint with unsent attempts
- * (a skip scan of the queue index), however many attempts wait.
+ * (a skip scan of the open attempts' index), however many attempts wait.
  */
 export async function wakeForgotten(pool: Pool, dueBefore: Date): Promise<number> {
   const { rowCount } = await pool.query(
@@ -222,4 +240,29 @@ export async function wakeForgotten(pool: Pool, dueBefore: Date): Promise<number
     [dueBefore],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * The sweeper's recount of what is in flight, for endpoints whose count says some are: an
+ * attempt removed while in flight (its delivery ended by the sweeper's check) would otherwise
+ * hold a slot for good. The flows are locked first and counted after, so a release or a result
+ * committed meanwhile is counted exactly once.
+ */
+export async function recountInFlight(pool: Pool): Promise<number> {
+  return inTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ endpoint_id: string }>(
+      `SELECT endpoint_id FROM endpoint_flows WHERE in_flight > 0
+       ORDER BY endpoint_id FOR NO KEY UPDATE SKIP LOCKED`,
+    );
+    if (!rows.length) return 0;
+    const { rowCount } = await tx.query(
+      `UPDATE endpoint_flows f SET in_flight = c.n FROM (
+         SELECT e.id, (SELECT count(*)::int FROM attempts a
+                       WHERE a.endpoint_id = e.id AND a.status = 'pending' AND a.sent_at IS NOT NULL) AS n
+         FROM unnest($1::text[]) AS e(id)) c
+       WHERE f.endpoint_id = c.id AND f.in_flight <> c.n`,
+      [rows.map((r) => r.endpoint_id)],
+    );
+    return rowCount ?? 0;
+  });
 }

@@ -86,8 +86,6 @@ type SuccessRow = {
   was: DeliveryStatus;
   completed_at: Date;
   event_created_at: Date;
-  resumed: boolean;
-  release_after: boolean;
 };
 
 /**
@@ -117,25 +115,8 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id),
-     flows AS (
-       SELECT endpoint_id, pause_reason, held_by FROM endpoint_flows WHERE endpoint_id IN (SELECT endpoint_id FROM a)),
-     answered AS (
-       UPDATE endpoint_flows f SET failures = 0, probe_attempt_id = NULL,
-              pause_reason = CASE WHEN f.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
-              paused_until = CASE WHEN f.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
-              opens = CASE WHEN f.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
-              next_release_at = CASE WHEN f.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
-                                     THEN now() ELSE f.next_release_at END
-       WHERE f.endpoint_id IN (
-         SELECT endpoint_id FROM endpoint_flows
-         WHERE endpoint_id IN (SELECT endpoint_id FROM a)
-           AND (failures > 0 OR pause_reason = 'not_responding' OR probe_attempt_id IS NOT NULL)
-         ORDER BY endpoint_id FOR NO KEY UPDATE))
-     SELECT a.*, ev.created_at AS event_created_at,
-            COALESCE(fl.pause_reason = 'not_responding', false) AS resumed,
-            COALESCE(fl.held_by = 'max_in_flight', false) AS release_after
-     FROM a JOIN events ev ON ev.id = a.event_id LEFT JOIN flows fl ON fl.endpoint_id = a.endpoint_id`,
+       FROM a WHERE d.id = a.delivery_id)
+     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
     [
       successes.map((r) => r.attemptId),
       successes.map((r) => r.deliveryId),
@@ -160,10 +141,42 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
     retry: null,
     disabledReason: null,
   }));
-  const resumed = new Set(rows.filter((r) => r.resumed).map((r) => r.endpoint_id));
+  return { recorded, ...(await answered(pool, rows)) };
+}
+
+/**
+ * The flows of endpoints that answered: their attempts no longer in flight, a run of
+ * unreachable attempts ended, an open breaker closed (flow.ts). A statement of its own after
+ * the results', so the flow's lock is held for one short update, not while results are
+ * written (fan-out's release waits on it). Should the process die between the two, the
+ * sweeper's recount corrects what is in flight.
+ */
+async function answered(
+  pool: Pool,
+  rows: { endpoint_id: string }[],
+): Promise<Pick<RecordedBatch, "changes" | "release">> {
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.endpoint_id, (counts.get(r.endpoint_id) ?? 0) + 1);
+  if (!counts.size) return { changes: [], release: [] };
+  const { rows: flows } = await pool.query<{ endpoint_id: string; resumed: boolean; held_by: string | null }>(
+    `WITH old AS MATERIALIZED (
+       SELECT endpoint_id, pause_reason FROM endpoint_flows WHERE endpoint_id = ANY($1::text[])
+       ORDER BY endpoint_id FOR NO KEY UPDATE)
+     UPDATE endpoint_flows f SET in_flight = GREATEST(0, f.in_flight - d.n), failures = 0, probe_attempt_id = NULL,
+            pause_reason = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
+            paused_until = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
+            opens = CASE WHEN old.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
+            next_release_at = CASE WHEN old.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
+                                   THEN now() ELSE f.next_release_at END
+     FROM old JOIN unnest($1::text[], $2::int[]) AS d(endpoint_id, n) ON d.endpoint_id = old.endpoint_id
+     WHERE f.endpoint_id = old.endpoint_id
+     RETURNING f.endpoint_id, old.pause_reason IS NOT DISTINCT FROM 'not_responding' AS resumed, f.held_by`,
+    [[...counts.keys()], [...counts.values()]],
+  );
   return {
-    recorded,
-    changes: [...resumed].map((endpointId) => ({ endpointId, change: "resumed", reason: null, until: null })),
-    release: [...new Set(rows.filter((r) => r.release_after).map((r) => r.endpoint_id))],
+    changes: flows
+      .filter((f) => f.resumed)
+      .map((f) => ({ endpointId: f.endpoint_id, change: "resumed", reason: null, until: null })),
+    release: flows.filter((f) => f.held_by === "max_in_flight").map((f) => f.endpoint_id),
   };
 }
