@@ -1,15 +1,19 @@
 import { execFileSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { deadPort } from "../support/ports.ts";
 import { type ServiceProcess, spawnService, stopAll } from "../support/processes.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 
 /**
  * Nothing lost: 1,000 events to three endpoints through 2 dispatchers and 3 senders, each its
  * own process, while a sender is SIGKILLed mid-attempt, a dispatcher is SIGKILLed mid-fan-out
- * and RabbitMQ itself is restarted. Every delivery must end `succeeded` and every receiver
+ * and RabbitMQ itself is restarted. A fourth endpoint is down all that time: it is paused
+ * (its deliveries held in PostgreSQL through the kills and the restart, not failed), probed,
+ * and resumed when it comes back. Every delivery must end `succeeded` and every receiver
  * must have seen every event at least once. Runs alone (`npm test` runs it after the rest):
  * restarting the broker would disturb other test files.
  */
@@ -21,6 +25,11 @@ let gw: TestGateway;
 let receiver: Receiver;
 const services: ServiceProcess[] = [];
 let env: Record<string, string>;
+/** The endpoint that is down until the broker is back, and what it got once up. */
+let downPort: number;
+let down: Server | null = null;
+let downEndpoint: string;
+const downSeen: string[] = [];
 
 function start(kind: "dispatcher" | "sender"): ServiceProcess {
   const service = spawnService(kind, `${kind}-${services.length}`, env);
@@ -48,6 +57,8 @@ beforeAll(async () => {
     SWEEP_GRACE: "5s",
     ATTEMPT_DEADLINE: "30s",
     SENDER_CONCURRENCY: "16",
+    ENDPOINT_PROBE_AFTER: "1s",
+    ENDPOINT_PROBE_AFTER_MAX: "2s",
   };
   receiver = await startReceiver();
   // Small random delays keep attempts in flight when a sender is killed.
@@ -56,6 +67,12 @@ beforeAll(async () => {
   await setupApp(gw, ["load.tested"]);
   const f = fixtures(gw, receiver);
   for (const path of PATHS) await f.endpoint(path);
+  downPort = await deadPort();
+  const res = await gw.request("POST", "/v3/endpoints", {
+    json: { app: "acme", url: `http://127.0.0.1:${downPort}/down` },
+  });
+  expect(res.status).toBe(201);
+  downEndpoint = res.body.id;
   for (let i = 0; i < 2; i++) start("dispatcher");
   for (let i = 0; i < 3; i++) start("sender");
 }, 60_000);
@@ -64,6 +81,8 @@ afterAll(async () => {
   await stopAll(services);
   await gw?.close();
   await receiver?.close();
+  down?.closeAllConnections();
+  down?.close();
 }, 60_000);
 
 describe("nothing lost", () => {
@@ -108,13 +127,28 @@ describe("nothing lost", () => {
 
     await sendAll;
     expect(sent).toHaveLength(EVENTS);
+
+    // The fourth endpoint was paused, not failed, through all of it; now it comes back.
+    const state = (await gw.request("GET", `/v3/endpoints/${downEndpoint}`)).body.delivery_state;
+    expect(state).toMatchObject({ state: "paused", reason: "not_responding" });
+    expect(await prisma.delivery.count({ where: { endpointId: downEndpoint, status: "failed" } })).toBe(0);
+    down = createServer((req, res) => {
+      downSeen.push(String(req.headers["webhook-id"]));
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    await new Promise<void>((resolve) => down!.listen(downPort, "127.0.0.1", resolve));
     await expect
       .poll(() => prisma.delivery.count({ where: { status: "succeeded" } }), {
         timeout: 240_000,
         interval: 1000,
       })
-      .toBe(EVENTS * PATHS.length);
-    expect(await prisma.delivery.count()).toBe(EVENTS * PATHS.length);
+      .toBe(EVENTS * (PATHS.length + 1));
+    expect(await prisma.delivery.count()).toBe(EVENTS * (PATHS.length + 1));
+    expect(
+      [...new Set(sent)].filter((id) => !downSeen.includes(id)),
+      "events the paused endpoint never saw",
+    ).toEqual([]);
 
     const ids = new Set(sent);
     let duplicates = 0;
@@ -128,7 +162,7 @@ describe("nothing lost", () => {
       duplicates += seen.length - unique.size;
     }
     console.log(
-      `nothing lost: ${EVENTS} events × ${PATHS.length} endpoints = ${EVENTS * PATHS.length} deliveries, all succeeded; ` +
+      `nothing lost: ${EVENTS} events × ${PATHS.length + 1} endpoints (one paused until the end) = ${EVENTS * (PATHS.length + 1)} deliveries, all succeeded; ` +
         `${receiver.requests.length} requests arrived, ${duplicates} of them duplicates (at-least-once)`,
     );
   }, 400_000);

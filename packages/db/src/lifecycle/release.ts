@@ -1,7 +1,7 @@
 import { inTransaction, type Pool, type PoolClient } from "../pool.ts";
 import { type Admission, admit, type EndpointLimits, type Flow, type FlowSettings } from "./flow.ts";
 import { releaseFast } from "./releaseFast.ts";
-import { type AttemptToSend, SEND_COLUMNS } from "./send.ts";
+import { type AttemptToSend, HEAD_OF_OPEN, SEND_COLUMNS } from "./send.ts";
 
 /**
  * The release gate: the one way an attempt reaches the senders the first time. Attempts wait
@@ -246,7 +246,8 @@ export async function wakeForgotten(pool: Pool, dueBefore: Date): Promise<number
  * The sweeper's recount of what is in flight, for endpoints whose count says some are: an
  * attempt removed while in flight (its delivery ended by the sweeper's check) would otherwise
  * hold a slot for good. The flows are locked first and counted after, so a release or a result
- * committed meanwhile is counted exactly once.
+ * committed meanwhile is counted exactly once. Counted at the head of each endpoint's open
+ * attempts (`HEAD_OF_OPEN`), where the gate's releases are, and only ever lowered.
  */
 export async function recountInFlight(pool: Pool): Promise<number> {
   return inTransaction(pool, async (tx) => {
@@ -256,11 +257,10 @@ export async function recountInFlight(pool: Pool): Promise<number> {
     );
     if (!rows.length) return 0;
     const { rowCount } = await tx.query(
-      `UPDATE endpoint_flows f SET in_flight = c.n FROM (
-         SELECT e.id, (SELECT count(*)::int FROM attempts a
-                       WHERE a.endpoint_id = e.id AND a.status = 'pending' AND a.sent_at IS NOT NULL) AS n
-         FROM unnest($1::text[]) AS e(id)) c
-       WHERE f.endpoint_id = c.id AND f.in_flight <> c.n`,
+      `UPDATE endpoint_flows t SET in_flight = c.n FROM (
+         SELECT f.endpoint_id, (SELECT count(*)::int FROM (${HEAD_OF_OPEN}) h WHERE h.sent_at IS NOT NULL) AS n
+         FROM endpoint_flows f WHERE f.endpoint_id = ANY($1)) c
+       WHERE t.endpoint_id = c.endpoint_id AND c.n < t.in_flight`,
       [rows.map((r) => r.endpoint_id)],
     );
     return rowCount ?? 0;

@@ -58,18 +58,40 @@ export async function attemptsToSend(db: Queryable, attemptIds: string[]): Promi
  * Claims the attempts a crash or a lost message left with no result: sent before
  * `sentBefore`, oldest first. They are marked sent now, so another sweep leaves them alone
  * for a deadline. (Attempts never sent wait in their endpoint's queue: the release gate's.)
+ *
+ * Each endpoint with open attempts is found by a skip scan of their index, and of each only
+ * the head of its open attempts is read: the gate releases in the order due, so what is in
+ * flight is at the head, and a paused endpoint's million held attempts behind it are not read.
  */
 export async function claimStranded(
   db: Queryable,
   { sentBefore, limit }: { sentBefore: Date; limit: number },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `UPDATE attempts SET sent_at = now() WHERE id IN (
-       SELECT id FROM attempts
-       WHERE status = 'pending' AND sent_at < $1
-       ORDER BY sent_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED)
+    `WITH RECURSIVE e(endpoint_id) AS (
+       (SELECT endpoint_id FROM attempts WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT a.endpoint_id FROM attempts a WHERE a.status = 'pending' AND a.endpoint_id > e.endpoint_id
+               ORDER BY a.endpoint_id LIMIT 1)
+       FROM e WHERE e.endpoint_id IS NOT NULL),
+     f AS (
+       SELECT e.endpoint_id, COALESCE(fl.in_flight, 0) AS in_flight
+       FROM e LEFT JOIN endpoint_flows fl ON fl.endpoint_id = e.endpoint_id WHERE e.endpoint_id IS NOT NULL)
+     UPDATE attempts SET sent_at = now() WHERE id IN (
+       SELECT a.id FROM attempts a
+       WHERE a.id IN (SELECT h.id FROM f CROSS JOIN LATERAL (${HEAD_OF_OPEN}) h WHERE h.sent_at < $1)
+         AND a.status = 'pending' AND a.sent_at < $1
+       ORDER BY a.sent_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED)
      RETURNING id`,
     [sentBefore, limit],
   );
   return rows.map((r) => r.id);
 }
+
+/**
+ * The head of endpoint `f`'s open attempts, in the order due: as many as it has in flight,
+ * twice over and ten more, for attempts released out of order (a due retry, a replay).
+ */
+export const HEAD_OF_OPEN = `SELECT a.id, a.sent_at FROM attempts a
+  WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
+  ORDER BY a.scheduled_at, a.id LIMIT f.in_flight * 2 + 10`;

@@ -1,0 +1,103 @@
+import { newId } from "@herald/db";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtures, setupApp } from "../support/fixtures.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { startSystem, type TestSystem } from "../support/system.ts";
+
+/**
+ * A replay of 3,000 failed deliveries to an endpoint that answers in 2 s goes through the
+ * senders' backlog lane, paced by the endpoint's limits: another app's new events meanwhile
+ * arrive within 2 s of acceptance (p99), the replay finishes, and it delivers each event once.
+ * One sender with 500 backlog slots and the endpoint's `max_in_flight` of 500 keep the
+ * replay's own length near 12 s.
+ */
+const FAILED = 3000;
+let sys: TestSystem;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  sys = await startSystem({ SENDER_BACKLOG_CONCURRENCY: "500" });
+  receiver = await startReceiver();
+  receiver.on("/slow", { delayMs: 2000 });
+  await setupApp(sys, ["bulk.tick"], "bulk");
+  await setupApp(sys, ["live.tick"], "live");
+});
+afterAll(async () => {
+  await receiver?.close();
+  await sys?.close();
+});
+
+/** `count` events of the app, each with a failed delivery to the endpoint, written directly. */
+async function failedDeliveries(appUid: string, endpointId: string, url: string, count: number) {
+  const db = new pg.Client({ connectionString: sys.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: string; account_id: string }>(
+      "SELECT id, account_id FROM apps WHERE uid = $1",
+      [appUid],
+    );
+    const app = rows[0]!;
+    const events = Array.from({ length: count }, () => newId("event"));
+    const deliveries = events.map(() => newId("delivery"));
+    const attempts = events.map(() => newId("attempt"));
+    await db.query(
+      `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS x(event_id, delivery_id, attempt_id)),
+       e AS (INSERT INTO events (id, account_id, app_id, type, data, created_at)
+             SELECT event_id, $4, $5, 'bulk.tick', '{"n":1}', now() - interval '1 hour' FROM x),
+       d AS (INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, last_attempt_at, created_at, updated_at)
+             SELECT delivery_id, $4, $5, event_id, $6, 'failed', 1, now() - interval '1 minute', now(), now() FROM x)
+       INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, error, scheduled_at, created_at, completed_at)
+       SELECT attempt_id, $4, $5, delivery_id, event_id, $6, 1, 'failed', $7, 'timeout', now() - interval '1 hour', now(), now() - interval '1 minute' FROM x`,
+      [events, deliveries, attempts, app.account_id, app.id, endpointId, url],
+    );
+    return events;
+  } finally {
+    await db.end();
+  }
+}
+
+describe("a replay of thousands to a slow endpoint", () => {
+  it("delays no other app's new events, finishes, and delivers each event once", async () => {
+    const bulk = fixtures(sys, receiver, "bulk");
+    const live = fixtures(sys, receiver, "live");
+    const slow = await bulk.endpoint("/slow", { max_in_flight: 500 });
+    await live.endpoint("/live");
+    const events = await failedDeliveries("bulk", slow, `${receiver.url}/slow`, FAILED);
+
+    const replay = await sys.request("POST", `/v3/endpoints/${slow}/replay`, { json: {} });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(202);
+    expect(replay.body.queued).toBe(FAILED);
+
+    const accepted = new Map<string, number>();
+    for (let i = 0; i < 60; i++) {
+      const started = Date.now();
+      accepted.set(await live.send("live.tick"), Date.now());
+      await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - started))));
+    }
+    await expect.poll(() => receiver.received("/live").length, { timeout: 30_000, interval: 100 }).toBe(60);
+    const latencies = receiver
+      .received("/live")
+      .map((r) => r.at - accepted.get(String(r.headers["webhook-id"]))!)
+      .sort((a, b) => a - b);
+    const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!;
+    expect(p99, `latencies ${latencies.join(",")}`).toBeLessThanOrEqual(2000);
+    // The replay was under way meanwhile, not finished before the live events were sent.
+    expect(receiver.received("/slow").length).toBeLessThan(FAILED);
+
+    await expect
+      .poll(async () => (await sys.request("GET", `/v3/replays/${replay.body.id}`)).body.status, {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toBe("completed");
+    await expect
+      .poll(() => receiver.received("/slow").length, { timeout: 60_000, interval: 500 })
+      .toBe(FAILED);
+    const ids = receiver.received("/slow").map((r) => String(r.headers["webhook-id"]));
+    expect(new Set(ids).size).toBe(FAILED);
+    expect(new Set(ids)).toEqual(new Set(events));
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(receiver.received("/slow")).toHaveLength(FAILED);
+  });
+});

@@ -1,0 +1,135 @@
+import { newId } from "@herald/db";
+import {
+  claimStranded,
+  type FlowSettings,
+  recountInFlight,
+  release,
+  wakeForgotten,
+} from "@herald/db/lifecycle";
+import { createPool, type Pool } from "@herald/db/pool";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../support/isolation.ts";
+
+/**
+ * The release gate on a database of its own: several releases at once never let more of an
+ * endpoint's attempts go than its limit; a rate-limited endpoint gets one second's worth; and
+ * the sweeper's three checks: an endpoint with attempts waiting unknown to the gate is put
+ * before it, a count in flight that leaked is lowered, and an attempt sent long ago with no
+ * result is claimed to be sent again.
+ */
+let pool: Pool;
+let drop: () => Promise<void>;
+const account = newId("account");
+const app = newId("app");
+const settings: FlowSettings = {
+  maxInFlight: 5,
+  breakerAfter: 5,
+  probeAfterMs: 30_000,
+  probeAfterMaxMs: 600_000,
+  pauseMaxMs: 3_600_000,
+  slowDownMs: 60_000,
+};
+
+beforeAll(async () => {
+  const db = await createTestDatabase();
+  drop = db.drop;
+  pool = createPool(db.url, 12);
+  await pool.query("INSERT INTO accounts (id, name) VALUES ($1, 'a')", [account]);
+  await pool.query("INSERT INTO apps (id, account_id, name) VALUES ($1, $2, 'a')", [app, account]);
+});
+afterAll(async () => {
+  await pool.end();
+  await drop();
+});
+
+async function endpoint(extra: { rate_limit?: number } = {}): Promise<string> {
+  const id = newId("endpoint");
+  await pool.query(
+    `INSERT INTO endpoints (id, account_id, app_id, url, secret, rate_limit)
+     VALUES ($1, $2, $3, 'https://e.example', 's', $4)`,
+    [id, account, app, extra.rate_limit ?? null],
+  );
+  await pool.query("INSERT INTO endpoint_flows (endpoint_id) VALUES ($1)", [id]);
+  return id;
+}
+
+/** `n` deliveries of the endpoint, each with a first attempt waiting to be sent. */
+async function waiting(endpointId: string, n: number, sentAt: Date | null = null): Promise<string[]> {
+  const events = Array.from({ length: n }, () => newId("event"));
+  const deliveries = events.map(() => newId("delivery"));
+  const attempts = events.map(() => newId("attempt"));
+  await pool.query(
+    `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS x(e, d, a)),
+     ev AS (INSERT INTO events (id, account_id, app_id, type, data) SELECT e, $4, $5, 't', '{}' FROM x),
+     dl AS (INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts)
+            SELECT d, $4, $5, e, $6, 'pending', 0 FROM x)
+     INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, sent_at)
+     SELECT a, $4, $5, d, e, $6, 1, 'pending', 'https://e.example', now() - interval '1 minute', $7 FROM x`,
+    [events, deliveries, attempts, account, app, endpointId, sentAt],
+  );
+  return attempts;
+}
+
+const inFlight = async (endpointId: string) =>
+  (await pool.query("SELECT in_flight FROM endpoint_flows WHERE endpoint_id = $1", [endpointId])).rows[0]
+    .in_flight as number;
+
+describe("the release gate", () => {
+  it("lets no more than max_in_flight go, however many releases run at once", async () => {
+    const ep = await endpoint();
+    await waiting(ep, 40);
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        release(pool, i % 2 ? { endpoints: [ep] } : { poll: 10 }, settings).catch((err) => err as Error),
+      ),
+    );
+    const sent = runs.flatMap((r) => (r instanceof Error ? [] : r.send.map((a) => a.id)));
+    expect(runs.filter((r) => r instanceof Error)).toEqual([]);
+    expect(sent).toHaveLength(settings.maxInFlight);
+    expect(new Set(sent).size).toBe(settings.maxInFlight);
+    expect(await inFlight(ep)).toBe(settings.maxInFlight);
+    const { rows } = await pool.query(
+      "SELECT held_by, next_release_at IS NOT NULL AS waiting FROM endpoint_flows WHERE endpoint_id = $1",
+      [ep],
+    );
+    expect(rows[0]).toEqual({ held_by: "max_in_flight", waiting: true });
+  });
+
+  it("gives a rate-limited endpoint one second's worth, then holds the rest for the next token", async () => {
+    const ep = await endpoint({ rate_limit: 3 });
+    await waiting(ep, 10);
+    const first = await release(pool, { endpoints: [ep] }, { ...settings, maxInFlight: 100 });
+    expect(first.send).toHaveLength(3);
+    expect(first.held).toEqual([{ endpointId: ep, heldBy: "rate_limit" }]);
+    const again = await release(pool, { endpoints: [ep] }, { ...settings, maxInFlight: 100 });
+    expect(again.send).toHaveLength(0);
+  });
+});
+
+describe("the sweeper's checks", () => {
+  it("puts an endpoint with attempts waiting unknown to the gate before it", async () => {
+    const ep = await endpoint();
+    await waiting(ep, 2);
+    expect(await wakeForgotten(pool, new Date(Date.now() - 10_000))).toBeGreaterThanOrEqual(1);
+    const { rows } = await pool.query("SELECT next_release_at FROM endpoint_flows WHERE endpoint_id = $1", [
+      ep,
+    ]);
+    expect(rows[0].next_release_at).not.toBeNull();
+    const r = await release(pool, { poll: 100 }, settings);
+    expect(r.send.filter((a) => a.endpoint_id === ep)).toHaveLength(2);
+  });
+
+  it("lowers a count in flight that leaked, and claims attempts sent long ago with no result", async () => {
+    const ep = await endpoint();
+    const [stranded] = await waiting(ep, 1, new Date(Date.now() - 3_600_000));
+    await pool.query("UPDATE endpoint_flows SET in_flight = 4 WHERE endpoint_id = $1", [ep]);
+    await recountInFlight(pool);
+    expect(await inFlight(ep)).toBe(1);
+    const claimed = await claimStranded(pool, { sentBefore: new Date(Date.now() - 60_000), limit: 10 });
+    expect(claimed).toContain(stranded);
+    // Claimed means sent now: the next sweep leaves it alone for a deadline.
+    expect(await claimStranded(pool, { sentBefore: new Date(Date.now() - 60_000), limit: 10 })).not.toContain(
+      stranded,
+    );
+  });
+});
