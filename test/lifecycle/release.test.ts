@@ -8,6 +8,7 @@ import {
 } from "@herald/db/lifecycle";
 import { createPool, type Pool } from "@herald/db/pool";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../services/dispatcher/src/config.ts";
 import { createTestDatabase } from "../support/isolation.ts";
 
 /**
@@ -21,14 +22,8 @@ let pool: Pool;
 let drop: () => Promise<void>;
 const account = newId("account");
 const app = newId("app");
-const settings: FlowSettings = {
-  maxInFlight: 5,
-  breakerAfter: 5,
-  probeAfterMs: 30_000,
-  probeAfterMaxMs: 600_000,
-  pauseMaxMs: 3_600_000,
-  slowDownMs: 60_000,
-};
+/** The dispatcher's defaults, with a small in-flight limit. */
+const settings: FlowSettings = { ...loadConfig({}).flow, maxInFlight: 5 };
 
 beforeAll(async () => {
   const db = await createTestDatabase();

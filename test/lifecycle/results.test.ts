@@ -2,6 +2,7 @@ import { newId } from "@herald/db";
 import { type AttemptResult, dropDeliveries, type RetryPolicy, recordResults } from "@herald/db/lifecycle";
 import { createPool, type Pool } from "@herald/db/pool";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../services/dispatcher/src/config.ts";
 import { createTestDatabase } from "../support/isolation.ts";
 
 /**
@@ -17,14 +18,7 @@ const app = newId("app");
 const policy: RetryPolicy = {
   nextDelay: (n) => (n < 3 ? 60_000 : null),
   disableAfterMs: 86_400_000,
-  flow: {
-    maxInFlight: 20,
-    breakerAfter: 5,
-    probeAfterMs: 30_000,
-    probeAfterMaxMs: 600_000,
-    pauseMaxMs: 3_600_000,
-    slowDownMs: 60_000,
-  },
+  flow: loadConfig({}).flow,
 };
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admit, afterResult, type Flow, type FlowSettings, probeBackoff } from "./flow.ts";
+import { admit, afterResult, type Flow, type FlowSettings, freshFlow, probeBackoff } from "./flow.ts";
 
 const s: FlowSettings = {
   maxInFlight: 10,
@@ -13,22 +13,7 @@ const t0 = new Date("2026-11-24T00:00:00.000Z");
 const later = (ms: number) => new Date(t0.getTime() + ms);
 
 function flow(over: Partial<Flow> = {}): Flow {
-  return {
-    endpoint_id: "ep_1",
-    in_flight: 0,
-    tokens: null,
-    tokens_at: null,
-    limit_now: null,
-    slow_until: null,
-    paused_until: null,
-    pause_reason: null,
-    failures: 0,
-    opens: 0,
-    probe_attempt_id: null,
-    held_by: null,
-    next_release_at: null,
-    ...over,
-  };
+  return { ...freshFlow("ep_1"), ...over };
 }
 const open = { rate_limit: null, max_in_flight: null };
 const unreachable = (attemptId: string, ms: number) => ({

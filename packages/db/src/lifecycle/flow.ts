@@ -46,6 +46,25 @@ export type Flow = {
   next_release_at: Date | null;
 };
 
+/** A flow with nothing held, paused or slowed, for an endpoint that has none yet. */
+export function freshFlow(endpointId: string): Flow {
+  return {
+    endpoint_id: endpointId,
+    in_flight: 0,
+    tokens: null,
+    tokens_at: null,
+    limit_now: null,
+    slow_until: null,
+    paused_until: null,
+    pause_reason: null,
+    failures: 0,
+    opens: 0,
+    probe_attempt_id: null,
+    held_by: null,
+    next_release_at: null,
+  };
+}
+
 export type EndpointLimits = { rate_limit: number | null; max_in_flight: number | null };
 
 /** Error kinds that say the endpoint could not be reached (the sender's `errorKind`). */

@@ -11,15 +11,7 @@
 export { dropDeliveries } from "./drop.ts";
 export { checkDue } from "./due.ts";
 export { createDeliveries, eventsToFanOut, type FanOutEndpoint, type FanOutEvent } from "./fanOut.ts";
-export {
-  type EndpointLimits,
-  type Flow,
-  type FlowChange,
-  type FlowSettings,
-  type HeldBy,
-  inFlightLimit,
-  type PauseReason,
-} from "./flow.ts";
+export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export { type PurgeProgress, purgeApp } from "./purge.ts";
 export {
   type Release,

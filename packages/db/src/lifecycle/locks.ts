@@ -1,6 +1,6 @@
 import type { PoolClient } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
-import type { Flow } from "./flow.ts";
+import { type Flow, freshFlow } from "./flow.ts";
 
 /**
  * The one locking rule of the lifecycle: a transaction that changes deliveries (a result, a
@@ -72,22 +72,6 @@ export async function lockFlows(tx: PoolClient, endpointIds: string[]): Promise<
     [endpointIds],
   );
   const flows = new Map(rows.map((r) => [r.endpoint_id, r]));
-  for (const id of endpointIds)
-    if (!flows.has(id))
-      flows.set(id, {
-        endpoint_id: id,
-        in_flight: 0,
-        tokens: null,
-        tokens_at: null,
-        limit_now: null,
-        slow_until: null,
-        paused_until: null,
-        pause_reason: null,
-        failures: 0,
-        opens: 0,
-        probe_attempt_id: null,
-        held_by: null,
-        next_release_at: null,
-      });
+  for (const id of endpointIds) if (!flows.has(id)) flows.set(id, freshFlow(id));
   return flows;
 }
