@@ -1,4 +1,5 @@
 import { topologyNames } from "@herald/broker";
+import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -239,5 +240,55 @@ describe("replaying an endpoint's failed deliveries", () => {
     expect((await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} })).body.error.code).toBe(
       "endpoint_disabled",
     );
+  });
+});
+
+describe("a fresh start for an endpoint's deliveries", () => {
+  it("ends a pause when the endpoint is enabled again or gets a new URL, and not otherwise", async () => {
+    const db = new pg.Client({ connectionString: gw.databaseUrl });
+    await db.connect();
+    try {
+      const pause = (id: string) =>
+        db.query(
+          `UPDATE endpoint_flows SET pause_reason = 'not_responding', paused_until = now() + interval '5 minutes',
+                  failures = 5 WHERE endpoint_id = $1`,
+          [id],
+        );
+      const state = async (id: string) =>
+        (await gw.request("GET", `/v3/endpoints/${id}`)).body.delivery_state.state as string;
+      const create = async (url: string) =>
+        (await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url } })).body.id as string;
+      const [reenabled, moved] = [
+        await create("https://example.com/f1"),
+        await create("https://example.com/f2"),
+      ];
+      for (const id of [reenabled, moved]) {
+        await pause(id);
+        expect(await state(id)).toBe("paused");
+      }
+
+      // A change of description leaves the pause as it is.
+      const kept = await gw.request("POST", `/v3/endpoints/${moved}`, { json: { description: "same URL" } });
+      expect(kept.body.delivery_state.state).toBe("paused");
+
+      await gw.request("POST", `/v3/endpoints/${reenabled}`, { json: { disabled: true } });
+      const enabled = await gw.request("POST", `/v3/endpoints/${reenabled}`, { json: { disabled: false } });
+      const changed = await gw.request("POST", `/v3/endpoints/${moved}`, {
+        json: { url: "https://example.com/f2-new" },
+      });
+      // The answer says so already, and the flow's row agrees.
+      for (const res of [enabled, changed])
+        expect(res.body.delivery_state).toMatchObject({ state: "active" });
+      const { rows } = await db.query(
+        "SELECT pause_reason, paused_until, failures FROM endpoint_flows WHERE endpoint_id = ANY($1) ORDER BY endpoint_id",
+        [[reenabled, moved]],
+      );
+      expect(rows).toEqual([
+        { pause_reason: null, paused_until: null, failures: 0 },
+        { pause_reason: null, paused_until: null, failures: 0 },
+      ]);
+    } finally {
+      await db.end();
+    }
   });
 });

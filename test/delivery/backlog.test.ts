@@ -10,15 +10,16 @@ import { startSystem, type TestSystem } from "../support/system.ts";
  * A replay of 3,000 failed deliveries to an endpoint that answers in 2 s goes through the
  * senders' backlog lane, paced by the endpoint's limits: another app's new events meanwhile
  * arrive within 2 s of acceptance (p99), the replay finishes, and it delivers each event once.
- * One sender with 250 backlog slots and the endpoint's `max_in_flight` of 250 keep the
- * replay's own length near 24 s.
+ * One sender (256 backlog slots by default) and an ENDPOINT_MAX_IN_FLIGHT of 250 (the most any
+ * endpoint may have; its own `max_in_flight` only lowers it) keep the replay's own length near
+ * 24 s.
  */
 const FAILED = 3000;
 let sys: TestSystem;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  sys = await startSystem({ SENDER_BACKLOG_CONCURRENCY: "250" });
+  sys = await startSystem({ ENDPOINT_MAX_IN_FLIGHT: "250" });
   receiver = await startReceiver();
   receiver.on("/slow", { delayMs: 2000 });
   await setupApp(sys, ["bulk.tick"], "bulk");
@@ -62,7 +63,7 @@ describe("a replay of thousands to a slow endpoint", () => {
   it("delays no other app's new events, finishes, and delivers each event once", async () => {
     const bulk = fixtures(sys, receiver, "bulk");
     const live = fixtures(sys, receiver, "live");
-    const slow = await bulk.endpoint("/slow", { max_in_flight: 250 });
+    const slow = await bulk.endpoint("/slow");
     await live.endpoint("/live");
     const events = await failedDeliveries("bulk", slow, `${receiver.url}/slow`, FAILED);
 

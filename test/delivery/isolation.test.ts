@@ -7,7 +7,7 @@ import { startSystem, type TestSystem } from "../support/system.ts";
 
 /**
  * One customer's endpoint never holds up another's deliveries. With the defaults a new user
- * has (one sender, SENDER_CONCURRENCY 64, ENDPOINT_MAX_IN_FLIGHT): app A's endpoint answers
+ * has (one sender, SENDER_CONCURRENCY, ENDPOINT_MAX_IN_FLIGHT): app A's endpoint answers
  * each request after 10 s and has 1,000 events queued; app B's healthy endpoint, sent 40
  * events at 10 a second meanwhile, gets each within 2 s of its acceptance.
  */

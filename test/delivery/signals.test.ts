@@ -69,6 +69,40 @@ describe("HTTP signals", () => {
     expect((await stateOf(sys, ep)).state).toBe("active");
   });
 
+  it("a 503 with Retry-After pauses the endpoint as a 429 does", async () => {
+    receiver.on("/maintenance", (_req, n) =>
+      n === 1 ? { status: 503, headers: { "retry-after": "2" } } : {},
+    );
+    const ep = await f.endpoint("/maintenance");
+    const id = await f.send("signal.tick");
+    await expect.poll(async () => (await stateOf(sys, ep)).reason, { timeout: 10_000 }).toBe("retry_after");
+    expect((await stateOf(sys, ep)).state).toBe("paused");
+    await expect.poll(() => f.status(id, ep), { timeout: 15_000, interval: 200 }).toBe("succeeded");
+    const [first, retry] = receiver.received("/maintenance");
+    expect(retry!.at - first!.at).toBeGreaterThanOrEqual(1900);
+  });
+
+  it("a 502 without Retry-After slows the endpoint down: throttled, its deliveries still succeed", async () => {
+    receiver.on("/overloaded", (_req, n) => (n === 1 ? { status: 502, body: "bad gateway" } : {}));
+    const ep = await f.endpoint("/overloaded");
+    const id = await f.send("signal.tick");
+    await expect.poll(async () => (await stateOf(sys, ep)).reason, { timeout: 10_000 }).toBe("slow_down");
+    const slowed = await stateOf(sys, ep);
+    expect(slowed.state).toBe("throttled");
+    // ENDPOINT_SLOW_DOWN's default, 60 s, from the 502.
+    const firstAt = receiver.received("/overloaded")[0]!.at;
+    expect(Math.abs(Date.parse(slowed.until!) - (firstAt + 60_000))).toBeLessThan(2000);
+    expect(slowed.description).toMatch(/at most \d+ attempts? in flight/);
+    // Slowed, not stopped: its retry and a new event go through.
+    const next = await f.send("signal.tick");
+    for (const e of [id, next])
+      await expect.poll(() => f.status(e, ep), { timeout: 15_000, interval: 200 }).toBe("succeeded");
+    const changes = await sys.dispatchers[0]!.deps.metrics.flowChanges.get();
+    expect(changes.values).toContainEqual(
+      expect.objectContaining({ labels: { change: "slowed", reason: "slow_down" } }),
+    );
+  });
+
   it("pauses an endpoint that stops answering, probes it, and resumes when it is back", async () => {
     const port = await deadPort();
     const res = await sys.request("POST", "/v3/endpoints", {

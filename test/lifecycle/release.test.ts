@@ -2,6 +2,7 @@ import { newId } from "@herald/db";
 import {
   claimStranded,
   type FlowSettings,
+  recordResults,
   recountInFlight,
   release,
   wakeForgotten,
@@ -37,12 +38,12 @@ afterAll(async () => {
   await drop();
 });
 
-async function endpoint(extra: { rate_limit?: number } = {}): Promise<string> {
+async function endpoint(extra: { rate_limit?: number; max_in_flight?: number } = {}): Promise<string> {
   const id = newId("endpoint");
   await pool.query(
-    `INSERT INTO endpoints (id, account_id, app_id, url, secret, rate_limit)
-     VALUES ($1, $2, $3, 'https://e.example', 's', $4)`,
-    [id, account, app, extra.rate_limit ?? null],
+    `INSERT INTO endpoints (id, account_id, app_id, url, secret, rate_limit, max_in_flight)
+     VALUES ($1, $2, $3, 'https://e.example', 's', $4, $5)`,
+    [id, account, app, extra.rate_limit ?? null, extra.max_in_flight ?? null],
   );
   await pool.query("INSERT INTO endpoint_flows (endpoint_id) VALUES ($1)", [id]);
   return id;
@@ -90,6 +91,26 @@ describe("the release gate", () => {
     expect(rows[0]).toEqual({ held_by: "max_in_flight", waiting: true });
   });
 
+  it("takes an endpoint's own max_in_flight when lower than the default, never when higher", async () => {
+    const [lower, higher, limitedHigher] = [
+      await endpoint({ max_in_flight: 2 }),
+      await endpoint({ max_in_flight: 1000 }),
+      // With a rate limit: the full gate's path, not the one-statement one.
+      await endpoint({ max_in_flight: 1000, rate_limit: 100 }),
+    ];
+    for (const ep of [lower, higher, limitedHigher]) await waiting(ep, 20);
+    const sent = await release(pool, { endpoints: [lower, higher, limitedHigher] }, settings);
+    const of = (ep: string) => sent.send.filter((a) => a.endpoint_id === ep).length;
+    expect([of(lower), of(higher), of(limitedHigher)]).toEqual([
+      2,
+      settings.maxInFlight,
+      settings.maxInFlight,
+    ]);
+    const polled = await release(pool, { poll: 10 }, settings);
+    expect(polled.send.filter((a) => [lower, higher, limitedHigher].includes(a.endpoint_id))).toEqual([]);
+    for (const ep of [higher, limitedHigher]) expect(await inFlight(ep)).toBe(settings.maxInFlight);
+  });
+
   it("gives a rate-limited endpoint one second's worth, then holds the rest for the next token", async () => {
     const ep = await endpoint({ rate_limit: 3 });
     await waiting(ep, 10);
@@ -112,6 +133,61 @@ describe("the sweeper's checks", () => {
     expect(rows[0].next_release_at).not.toBeNull();
     const r = await release(pool, { poll: 100 }, settings);
     expect(r.send.filter((a) => a.endpoint_id === ep)).toHaveLength(2);
+  });
+
+  it("keeps the count right when a recount comes while successes are being recorded", async () => {
+    const ep = await endpoint();
+    await waiting(ep, 3);
+    expect((await release(pool, { endpoints: [ep] }, settings)).send).toHaveLength(3);
+    const { rows: two } = await pool.query<{ id: string; delivery_id: string }>(
+      "SELECT id, delivery_id FROM attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 2",
+      [ep],
+    );
+    // The recount (another dispatcher's sweeper) holds the flow first.
+    const recount = await pool.connect();
+    try {
+      await recount.query("BEGIN");
+      await recount.query("SELECT 1 FROM endpoint_flows WHERE endpoint_id = $1 FOR NO KEY UPDATE", [ep]);
+      const recording = recordResults(
+        pool,
+        two.map((a) => ({
+          attemptId: a.id,
+          deliveryId: a.delivery_id,
+          succeeded: true,
+          responseStatus: 200,
+          responseBody: "ok",
+          error: null,
+          durationMs: 5,
+          retryAfterMs: null,
+          traceId: null,
+          completedAt: new Date(),
+          requestHeaders: null,
+        })),
+        { nextDelay: () => null, disableAfterMs: 86_400_000, flow: settings },
+      );
+      // Recording waits on the flow's lock...
+      await expect
+        .poll(async () => {
+          const { rows } = await pool.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          return rows[0].n;
+        })
+        .toBeGreaterThan(0);
+      // ...while the recount counts what is in flight, as recountInFlight does, and commits.
+      await recount.query(
+        `UPDATE endpoint_flows f SET in_flight = c.n FROM (
+           SELECT count(*)::int AS n FROM attempts WHERE endpoint_id = $1 AND status = 'pending' AND sent_at IS NOT NULL) c
+         WHERE f.endpoint_id = $1 AND c.n < f.in_flight`,
+        [ep],
+      );
+      await recount.query("COMMIT");
+      expect((await recording).recorded).toHaveLength(2);
+    } finally {
+      recount.release();
+    }
+    // One attempt is still out: counted once, not taken off twice.
+    expect(await inFlight(ep)).toBe(1);
   });
 
   it("lowers a count in flight that leaked, and claims attempts sent long ago with no result", async () => {

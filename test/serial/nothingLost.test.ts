@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
@@ -37,9 +38,15 @@ function start(kind: "dispatcher" | "sender"): ServiceProcess {
   return service;
 }
 
-function restartRabbitMq(): void {
-  execFileSync("rabbitmqctl", ["stop_app"], { stdio: "ignore" });
-  execFileSync("rabbitmqctl", ["start_app"], { stdio: "ignore" });
+const execFileAsync = promisify(execFile);
+/**
+ * Without blocking this process: the gateway runs in it, so it takes events while the broker
+ * is down; a blocked event loop took none, and let a keep-alive socket close under the next
+ * request (ECONNRESET).
+ */
+async function restartRabbitMq(): Promise<void> {
+  await execFileAsync("rabbitmqctl", ["stop_app"]);
+  await execFileAsync("rabbitmqctl", ["start_app"]);
 }
 
 beforeAll(async () => {
@@ -123,7 +130,7 @@ describe("nothing lost", () => {
 
     // RabbitMQ goes down and comes back.
     await expect.poll(arrivals, { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(1500);
-    restartRabbitMq();
+    await restartRabbitMq();
 
     await sendAll;
     expect(sent).toHaveLength(EVENTS);

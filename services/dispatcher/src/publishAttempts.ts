@@ -21,7 +21,24 @@ function traceOf(traceContext: string | null, parent: Context): { context: Conte
   return { context: eventContext, links: parentSpan ? [{ context: parentSpan }] : [] };
 }
 
-/** `parentOf(eventId)`: the context to publish an event's attempts under (default: the active one). */
+/** Some attempts were not confirmed by the broker: these, and no others. */
+export class PublishFailed extends Error {
+  constructor(
+    readonly attemptIds: string[],
+    cause: unknown,
+  ) {
+    super(`${attemptIds.length} attempt(s) not published: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+  }
+}
+
+/**
+ * `parentOf(eventId)`: the context to publish an event's attempts under (default: the active
+ * one). Every publish is awaited, confirmed or not; should any fail, PublishFailed names
+ * those alone, so the caller puts back only what the senders did not get (putting back one
+ * the broker confirmed would send it twice).
+ */
 export async function publishAttempts(
   deps: DispatcherDeps,
   rows: AttemptToSend[],
@@ -29,7 +46,7 @@ export async function publishAttempts(
 ): Promise<void> {
   const now = new Date();
   const { queues } = deps.broker.topology;
-  await Promise.all(
+  const outcomes = await Promise.allSettled(
     rows.map((r) => {
       const previous =
         r.previous_secret && r.previous_secret_expires_at && r.previous_secret_expires_at > now
@@ -68,4 +85,7 @@ export async function publishAttempts(
       );
     }),
   );
+  const failed = rows.filter((_, i) => outcomes[i]!.status === "rejected").map((r) => r.id);
+  const first = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+  if (first) throw new PublishFailed(failed, first.reason);
 }

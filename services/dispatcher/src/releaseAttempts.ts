@@ -2,7 +2,7 @@ import { checkDue, type ReleaseTarget, release, unrelease } from "@herald/db/lif
 import type { Context } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { countEnded } from "./metrics.ts";
-import { publishAttempts } from "./publishAttempts.ts";
+import { PublishFailed, publishAttempts } from "./publishAttempts.ts";
 
 /**
  * Stage 2: hands waiting attempts to the senders through the release gate (the lifecycle's
@@ -12,8 +12,8 @@ import { publishAttempts } from "./publishAttempts.ts";
  * through here; attempts of an endpoint deleted or disabled meanwhile are ended instead
  * (stage 4's check). Returns how many endpoints the gate looked at.
  *
- * Released attempts are marked sent before they are published: should the publish fail, they
- * are put back (`unrelease`), and what that misses the sweeper sends after ATTEMPT_DEADLINE.
+ * Released attempts are marked sent before they are published: those whose publish fails are
+ * put back (`unrelease`), and what that misses the sweeper sends after ATTEMPT_DEADLINE.
  */
 export async function releaseAttempts(
   deps: DispatcherDeps,
@@ -27,10 +27,9 @@ export async function releaseAttempts(
   try {
     await publishAttempts(deps, r.send, parentOf);
   } catch (err) {
-    await unrelease(
-      deps.db,
-      r.send.map((a) => a.id),
-    ).catch(() => {});
+    // Only what the broker did not confirm goes back to wait: a confirmed one is with a sender.
+    const back = err instanceof PublishFailed ? err.attemptIds : r.send.map((a) => a.id);
+    await unrelease(deps.db, back).catch(() => {});
     throw err;
   }
   return r.endpoints;

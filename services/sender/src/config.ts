@@ -21,8 +21,8 @@ export function loadConfig(env: Env = process.env): SenderConfig {
       "the same key the api-gateway uses: endpoint secrets arrive sealed with it",
     ),
     // Per lane: first attempts of new events, and retries and replays.
-    concurrency: r.int("SENDER_CONCURRENCY", 256, { min: 1, max: 10_000 }),
-    backlogConcurrency: r.int("SENDER_BACKLOG_CONCURRENCY", 64, { min: 1, max: 10_000 }),
+    concurrency: r.int("SENDER_CONCURRENCY", 512, { min: 1, max: 10_000 }),
+    backlogConcurrency: r.int("SENDER_BACKLOG_CONCURRENCY", 256, { min: 1, max: 10_000 }),
     // The cap on each attempt; the dispatcher's own ATTEMPT_TIMEOUT comes with each request.
     attemptTimeoutMs: r.attemptTimeout(),
     allowPrivateDestinations: r.bool("ALLOW_PRIVATE_DESTINATIONS", false),

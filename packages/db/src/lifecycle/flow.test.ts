@@ -35,10 +35,14 @@ describe("admit", () => {
   it("lets go up to the in-flight limit, then holds the rest until results make room", () => {
     const f = flow();
     expect(admit(f, open, 4, 20, t0, s)).toMatchObject({ take: 6, heldBy: "max_in_flight" });
+    // The endpoint's own limit lowers the default, never raises it.
+    expect(admit(f, { rate_limit: null, max_in_flight: 8 }, 4, 20, t0, s)).toMatchObject({
+      take: 4,
+      heldBy: "max_in_flight",
+    });
     expect(admit(f, { rate_limit: null, max_in_flight: 50 }, 4, 20, t0, s)).toMatchObject({
-      take: 20,
-      heldBy: null,
-      retryAt: null,
+      take: 6,
+      heldBy: "max_in_flight",
     });
     expect(admit(f, open, 10, 3, t0, s)).toMatchObject({ take: 0, heldBy: "max_in_flight" });
     expect(admit(f, open, 10, 0, t0, s)).toEqual({ take: 0, probe: false, heldBy: null, retryAt: null });

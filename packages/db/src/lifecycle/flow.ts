@@ -7,7 +7,7 @@
  * - a pause: the circuit breaker (`not_responding`: attempts in a row timed out or failed to
  *   connect; one probe goes after a growing backoff, and any answer closes it) or a
  *   `Retry-After` on a 429 or 503 (`retry_after`, until then, capped);
- * - its in-flight limit (`max_in_flight`, or ENDPOINT_MAX_IN_FLIGHT), halved for a while by
+ * - its in-flight limit (`max_in_flight` up to ENDPOINT_MAX_IN_FLIGHT, or that), halved for a while by
  *   each 429, 502 or 504 without `Retry-After` (a slow-down);
  * - its rate limit: a token bucket of `rate_limit` tokens a second, holding one second's worth.
  * Held attempts are not attempts: they use no retry step and fail nothing.
@@ -74,9 +74,13 @@ const IN_FLIGHT_RECHECK_MS = 1000;
 
 const plus = (at: Date, ms: number) => new Date(at.getTime() + ms);
 
-/** The in-flight limit now: the endpoint's own or the default, lowered while slowed down. */
+/**
+ * The in-flight limit now: the endpoint's own or the default, lowered while slowed down. The
+ * endpoint's own only lowers it: ENDPOINT_MAX_IN_FLIGHT is what keeps one endpoint from taking
+ * the senders' slots, and a customer sets `max_in_flight` through the portal.
+ */
 export function inFlightLimit(flow: Flow, limits: EndpointLimits, s: FlowSettings, now: Date): number {
-  const full = limits.max_in_flight ?? s.maxInFlight;
+  const full = Math.min(limits.max_in_flight ?? s.maxInFlight, s.maxInFlight);
   const slowed = flow.limit_now !== null && flow.slow_until !== null && flow.slow_until > now;
   return slowed ? Math.min(full, flow.limit_now!) : full;
 }

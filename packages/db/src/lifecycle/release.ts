@@ -66,7 +66,7 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
        SELECT a.id FROM attempts a, ready_by
        WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending' AND a.sent_at IS NULL AND a.scheduled_at <= ready_by.at
        ORDER BY a.scheduled_at, a.id
-       LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE COALESCE(f.max_in_flight, $3::int) + 1 END) AS ready
+       LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE LEAST(f.max_in_flight, $3::int) + 1 END) AS ready
      FROM f ORDER BY f.${order}`;
   const due = "due" in target ? (target.due ?? []) : [];
   if ("poll" in target) {

@@ -27,7 +27,7 @@ export async function releaseFast(
 ): Promise<{ send: AttemptToSend[]; handled: Set<string>; held: string[] }> {
   const { rows } = await pool.query<Row>(
     `WITH f AS MATERIALIZED (
-       SELECT f.endpoint_id, f.in_flight, COALESCE(ep.max_in_flight, $3::int) AS cap
+       SELECT f.endpoint_id, f.in_flight, LEAST(ep.max_in_flight, $3::int) AS cap
        FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
        WHERE f.endpoint_id = ANY($1::text[]) AND ep.rate_limit IS NULL AND ep.deleted_at IS NULL AND NOT ep.disabled
          AND f.pause_reason IS NULL AND f.paused_until IS NULL

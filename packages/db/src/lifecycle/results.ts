@@ -1,4 +1,4 @@
-import type { Pool } from "../pool.ts";
+import { inTransaction, type Pool, type Queryable } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
@@ -61,7 +61,7 @@ export type Recorded = {
  * follows from it, atomically, under the one locking rule (locks.ts: deliveries first, in id
  * order). A batch with failures is one transaction that decides each result's next step in
  * the order they happened (batch.ts); a batch of successes only, nearly every batch under
- * load, is one statement.
+ * load, is two statements in one transaction.
  *
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
  * is not recorded again, and what follows from it is decided once.
@@ -89,12 +89,17 @@ type SuccessRow = {
 };
 
 /**
- * Successful attempts only, in one statement (atomic, one round trip). `locked` takes the
- * deliveries' locks in id order before their attempts are touched; the endpoints whose clock
- * stops are locked in id order too (a clock started after the success is left running).
+ * Successful attempts only: one statement for the attempts and their deliveries, then one for
+ * the endpoints' flows (answered), in one transaction. `locked` takes the deliveries' locks in
+ * id order before their attempts are touched; the endpoints whose clock stops are locked in id
+ * order too (a clock started after the success is left running).
  */
 async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<RecordedBatch> {
-  const { rows } = await pool.query<SuccessRow>(
+  return inTransaction(pool, (tx) => successesIn(tx, successes));
+}
+
+async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<RecordedBatch> {
+  const { rows } = await db.query<SuccessRow>(
     `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
          AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
@@ -141,24 +146,26 @@ async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<
     retry: null,
     disabledReason: null,
   }));
-  return { recorded, ...(await answered(pool, rows)) };
+  return { recorded, ...(await answered(db, rows)) };
 }
 
 /**
  * The flows of endpoints that answered: their attempts no longer in flight, a run of
  * unreachable attempts ended, an open breaker closed (flow.ts). A statement of its own after
- * the results', so the flow's lock is held for one short update, not while results are
- * written (fan-out's release waits on it). Should the process die between the two, the
- * sweeper's recount corrects what is in flight.
+ * the results', so the flow's lock is taken last and held only until the commit, not while
+ * results are written (fan-out's release waits on it); in the results' transaction, so the
+ * sweeper's recount (release.ts) sees both or neither. Committed apart, a recount between the
+ * two counted the attempts as done and the decrement then took them off again: a count too
+ * low, which the recount never raises, and the endpoint over its limit for good.
  */
 async function answered(
-  pool: Pool,
+  db: Queryable,
   rows: { endpoint_id: string }[],
 ): Promise<Pick<RecordedBatch, "changes" | "release">> {
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.endpoint_id, (counts.get(r.endpoint_id) ?? 0) + 1);
   if (!counts.size) return { changes: [], release: [] };
-  const { rows: flows } = await pool.query<{ endpoint_id: string; resumed: boolean; held_by: string | null }>(
+  const { rows: flows } = await db.query<{ endpoint_id: string; resumed: boolean; held_by: string | null }>(
     `WITH old AS MATERIALIZED (
        SELECT endpoint_id, pause_reason FROM endpoint_flows WHERE endpoint_id = ANY($1::text[])
        ORDER BY endpoint_id FOR NO KEY UPDATE)

@@ -125,6 +125,6 @@ export const limitFields: Record<string, Schema> = {
     minimum: 1,
     maximum: 1000,
     description:
-      "Attempts in flight to it at once, at most; `null` (the default): the installation's `ENDPOINT_MAX_IN_FLIGHT`.",
+      "Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit.",
   },
 };

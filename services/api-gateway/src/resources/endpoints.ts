@@ -293,12 +293,16 @@ export const endpointRoutes: RouteSpec[] = [
       // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
       const fresh = (body.disabled === false && found.disabled) || (input.url && input.url !== found.url);
       const updated = await deps.prisma.$transaction(async (tx) => {
-        if (fresh) await tx.endpointFlow.updateMany({ where: { endpointId: found.id }, data: FRESH_FLOW });
-        return tx.endpoint.update({
+        // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
+        // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
+        const endpoint = await tx.endpoint.update({
           where: { id: found.id },
           data: { ...input, updatedAt: new Date() },
           include: { flow: true },
         });
+        if (!fresh) return endpoint;
+        await tx.endpointFlow.updateMany({ where: { endpointId: found.id }, data: FRESH_FLOW });
+        return tx.endpoint.findUniqueOrThrow({ where: { id: found.id }, include: { flow: true } });
       });
       return { body: serializeEndpoint(updated) };
     },
