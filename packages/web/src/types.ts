@@ -26,8 +26,24 @@ export type Endpoint = {
   disabled: boolean;
   disabled_reason: string | null;
   headers: Record<string, string>;
+  /** Deliveries a second at most; null: no limit. */
+  rate_limit: number | null;
+  /** Attempts in flight at once at most; null: the installation's default. */
+  max_in_flight: number | null;
+  delivery_state: DeliveryState;
   created_at: string;
   updated_at: string;
+};
+
+/**
+ * How deliveries to an endpoint go now. Held deliveries (throttled or paused) are not failed
+ * and use no retry step: they wait. `until`: when a pause or slow-down ends, if known.
+ */
+export type DeliveryState = {
+  state: "active" | "throttled" | "paused" | "disabled";
+  reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | null;
+  until: string | null;
+  description: string;
 };
 
 export type JsonSchema = { [key: string]: unknown };

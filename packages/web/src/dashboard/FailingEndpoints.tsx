@@ -2,6 +2,7 @@ import { api, type List } from "../api.ts";
 import { paths } from "../portal/data.ts";
 import { Link } from "../router.tsx";
 import type { App } from "../types.ts";
+import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
@@ -10,7 +11,10 @@ import { Time } from "../ui/Time.tsx";
 import { appBase } from "./AppView.tsx";
 import { appLabel, type EndpointHealth } from "./model.ts";
 
-/** The account's endpoints, the failing ones first, each linking to it in its app's view. */
+/**
+ * The account's endpoints, the failing ones first, then the paused ones (nothing reaches them),
+ * each linking to it in its app's view.
+ */
 export function FailingEndpoints({ app, apps }: { app: string; apps: App[] | undefined }) {
   const health = useResource(
     () => api.get<List<EndpointHealth>>("/v3/stats/endpoints", { app, limit: 10 }),
@@ -29,11 +33,13 @@ export function FailingEndpoints({ app, apps }: { app: string; apps: App[] | und
       <Empty title="No endpoints yet">Endpoints your customers add in their portal are listed here.</Empty>
     );
   const failing = rows.filter((r) => r.failing_since).length;
+  const paused = rows.filter((r) => r.delivery_state.state === "paused").length;
   return (
     <>
       {health.error ? <ErrorNotice error={health.error} /> : null}
       <p className="muted" role="status">
         {failing ? `${failing} failing` : "None failing"}
+        {paused ? ` · ${paused} paused` : ""}
         {health.data.has_more ? " · showing the first 10" : ""}
       </p>
       <div className="table-wrap">
@@ -61,6 +67,7 @@ export function FailingEndpoints({ app, apps }: { app: string; apps: App[] | und
                 </td>
                 <td>
                   <Health row={r} />
+                  <DeliveryStateLine value={r.delivery_state} />
                 </td>
                 <td>
                   {percent(r.success_rate)}

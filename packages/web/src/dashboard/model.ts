@@ -1,12 +1,12 @@
 import { api, type List } from "../api.ts";
-import type { App, EndpointStats } from "../types.ts";
+import type { App, DeliveryState, EndpointStats } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 
 /** The dashboard's own API objects (the shared ones are in ../types.ts). */
 
 /**
  * One endpoint's health across the account, from `GET /v3/stats/endpoints` (failing first): the
- * counts of its own stats, and which endpoint of which app it is.
+ * counts of its own stats, which endpoint of which app it is, and how deliveries to it go now.
  */
 export type EndpointHealth = Omit<EndpointStats, "object" | "window"> & {
   object: "endpoint_health";
@@ -14,6 +14,7 @@ export type EndpointHealth = Omit<EndpointStats, "object" | "window"> & {
   url: string;
   description: string;
   disabled: boolean;
+  delivery_state: DeliveryState;
 };
 
 /** `POST /v3/json-schema/validate`: is this a JSON Schema, and an example payload made from it. */

@@ -2,9 +2,12 @@ import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import type { Endpoint } from "../types.ts";
+import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
+import { counted } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { POLL_MS } from "../ui/poll.ts";
 import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";
 import { AttemptsTable } from "./AttemptsTable.tsx";
@@ -15,10 +18,15 @@ import { ReplayPanel } from "./ReplayPanel.tsx";
 import { SecretPanel } from "./SecretPanel.tsx";
 import { TestEventPanel } from "./TestEventPanel.tsx";
 
-/** One endpoint: its properties, health, secret, test events, replays and recent attempts. */
+/** One endpoint: its properties, limits, health, secret, test events, replays and recent attempts. */
 export function EndpointDetail({ id }: { id: string }) {
   const { base, readOnly } = useAppScope();
-  const endpoint = useResource(() => api.get<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`), [id]);
+  // Refreshed as its health is: a pause or slow-down begins and ends on its own.
+  const endpoint = useResource(
+    () => api.get<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`),
+    [id],
+    POLL_MS.health,
+  );
   const e = endpoint.data;
   const back = (
     <p className="breadcrumb">
@@ -55,6 +63,7 @@ export function EndpointDetail({ id }: { id: string }) {
               <Status value={e.disabled ? "disabled" : "enabled"} />
             </span>
             {e.disabled && e.disabled_reason ? <span className="muted"> {e.disabled_reason}</span> : null}
+            <DeliveryStateLine value={e.delivery_state} />
           </dd>
           <dt>Description</dt>
           <dd>{e.description || <span className="muted">None</span>}</dd>
@@ -70,6 +79,22 @@ export function EndpointDetail({ id }: { id: string }) {
               </ul>
             ) : (
               "Every event type"
+            )}
+          </dd>
+          <dt>Rate limit</dt>
+          <dd>
+            {e.rate_limit === null ? (
+              <span className="muted">No limit</span>
+            ) : (
+              `${counted(e.rate_limit, "delivery", "deliveries")} a second`
+            )}
+          </dd>
+          <dt>Max in flight</dt>
+          <dd>
+            {e.max_in_flight === null ? (
+              <span className="muted">Herald's default</span>
+            ) : (
+              `${counted(e.max_in_flight, "attempt", "attempts")} at once`
             )}
           </dd>
           <dt>Custom headers</dt>

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useRef, useState } from "react";
+import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link, navigate } from "../router.tsx";
@@ -17,8 +17,18 @@ import {
   headersFromRows,
   rowsFromHeaders,
 } from "./HeadersEditor.tsx";
+import {
+  LIMIT_PARAMS,
+  LimitFields,
+  type LimitParam,
+  type LimitValues,
+  limitBody,
+  limitValues,
+  UNREADABLE,
+  unreadable,
+} from "./LimitFields.tsx";
 
-type Values = { url: string; description: string; eventTypes: string[]; headers: HeaderRow[] };
+type Values = { url: string; description: string; eventTypes: string[]; headers: HeaderRow[] } & LimitValues;
 
 /** Create an endpoint (no `id`) or edit one. */
 export function EndpointForm({ id }: { id?: string }) {
@@ -47,6 +57,7 @@ export function EndpointForm({ id }: { id?: string }) {
         description: e?.description ?? "",
         eventTypes: e?.event_types ?? [],
         headers: rowsFromHeaders(e?.headers ?? {}),
+        ...limitValues(e),
       }}
     />
   );
@@ -58,6 +69,12 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const set = (change: Partial<Values>) => setValues((v) => ({ ...v, ...change }));
   const urlRef = useRef<HTMLInputElement>(null);
   const headersRef = useRef<HeadersEditorHandle>(null);
+  const limitRefs: Record<LimitParam, RefObject<HTMLInputElement | null>> = {
+    rate_limit: useRef<HTMLInputElement>(null),
+    max_in_flight: useRef<HTMLInputElement>(null),
+  };
+  /** A limit field the browser could not read as a number, held back before sending. */
+  const [badLimit, setBadLimit] = useState<LimitParam | null>(null);
   /** Set when a submit was held back by header rows the form would not send. */
   const [heldBack, setHeldBack] = useState(false);
   const rowsWithProblems = values.headers.filter((row) => headerRowProblem(values.headers, row)).length;
@@ -68,20 +85,24 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       description: values.description,
       event_types: values.eventTypes,
       headers: headersFromRows(values.headers),
+      ...limitBody(values),
     };
     return id
       ? api.post<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`, body)
       : api.post<Endpoint>("/v3/endpoints", { app: appId, ...body });
   });
   const param = save.error?.param ?? "";
-  const errorAt = (name: string) =>
+  const apiErrorAt = (name: string) =>
     param === name || param.startsWith(`${name}[`) ? save.error!.message : null;
+  const errorAt = (name: string) => (badLimit === name ? UNREADABLE : apiErrorAt(name));
   const headerError = (name: string) => (name && param === `headers[${name}]` ? save.error!.message : null);
   const rowNamed = values.headers.some((r) => r.name.trim() && param === `headers[${r.name.trim()}]`);
-  const placed = ["url", "description", "event_types", "headers"].some((n) => errorAt(n));
+  const placed = ["url", "description", "event_types", "headers", ...LIMIT_PARAMS].some((n) => apiErrorAt(n));
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the refs are stable; `param` is what changes.
   useEffect(() => {
     if (param === "url") urlRef.current?.focus();
+    else if (param === "rate_limit" || param === "max_in_flight") limitRefs[param].current?.focus();
   }, [param]);
 
   const submit = async (e: FormEvent) => {
@@ -92,6 +113,12 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       return;
     }
     setHeldBack(false);
+    const bad = unreadable(limitRefs);
+    setBadLimit(bad);
+    if (bad) {
+      limitRefs[bad].current?.focus();
+      return;
+    }
     const saved = await save.run();
     if (saved) navigate(paths.endpoint(base, saved.id));
   };
@@ -154,6 +181,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
           error={param.startsWith("headers") && !rowNamed ? save.error!.message : null}
           errorFor={headerError}
         />
+        <LimitFields values={values} onChange={set} errorAt={errorAt} refs={limitRefs} />
         <div className="actions">
           <button type="submit" disabled={save.busy}>
             {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}

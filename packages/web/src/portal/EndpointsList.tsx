@@ -2,6 +2,7 @@ import { api, type List } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import type { Endpoint } from "../types.ts";
+import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
@@ -15,7 +16,10 @@ import { EndpointHealth, type HealthCounts, HealthLine } from "./EndpointHealth.
 type HealthItem = HealthCounts & { endpoint: string };
 const HEALTH_LIMIT = 100;
 
-/** The app's endpoints, each with its state and its health over the last day. */
+/**
+ * The app's endpoints, each with its state, why deliveries to it wait (when they do), and its
+ * health over the last day.
+ */
 export function EndpointsList() {
   const { appId, base, readOnly } = useAppScope();
   const list = usePagedList<Endpoint>("/v3/endpoints", { app: appId }, 10_000);
@@ -76,6 +80,7 @@ export function EndpointsList() {
                   ? `Receives ${endpoint.event_types.join(", ")}`
                   : "Receives every event type"}
               </p>
+              <DeliveryStateLine value={endpoint.delivery_state} />
               {healthLine(endpoint.id)}
             </li>
           ))}

@@ -1,12 +1,18 @@
-/** A delivery's or attempt's status as a labelled badge (colour is never the only signal). */
+/**
+ * A delivery's or attempt's status, or an endpoint's state, as a labelled badge (colour is never
+ * the only signal).
+ */
 const ICONS: Record<string, string> = {
   succeeded: "✓",
   failed: "✕",
   retrying: "↻",
   pending: "…",
   dropped: "–",
-  disabled: "⏸",
+  // "‖", not the pause symbol U+23F8, which many system fonts lack (it showed as a box).
+  disabled: "‖",
   enabled: "●",
+  throttled: "◔",
+  paused: "‖",
 };
 
 export function Status({ value }: { value: string }) {

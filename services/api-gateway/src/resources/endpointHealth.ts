@@ -4,6 +4,7 @@ import { notFound } from "../http/errors.ts";
 import { pagingProperties } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, iso, listAppFilter, nullableTimestamp } from "./common.ts";
+import { deliveryState, deliveryStateSchema, type FlowRow } from "./endpointState.ts";
 import { findEndpoint } from "./endpoints.ts";
 import { WINDOWS } from "./stats.ts";
 
@@ -57,6 +58,7 @@ export const endpointHealthSchemas: Record<string, Schema> = {
       "url",
       "description",
       "disabled",
+      "delivery_state",
       "succeeded",
       "failed",
       "success_rate",
@@ -70,6 +72,7 @@ export const endpointHealthSchemas: Record<string, Schema> = {
       url: { type: "string" },
       description: { type: "string" },
       disabled: { type: "boolean" },
+      delivery_state: deliveryStateSchema,
       ...healthCounts,
     },
   },
@@ -103,7 +106,7 @@ export const endpointHealthRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Endpoints' health, failing first",
     description:
-      "Each endpoint (deleted ones left out) with its attempts over the last 24 hours, success rate, last attempt, and since when it has only failed. Ordered for attention: endpoints failing now first (the longest failing first), then disabled ones, then by success rate, lowest first (endpoints without attempts last). Only the first page: `has_more` says whether there are more endpoints than `limit`.",
+      "Each endpoint (deleted ones left out) with its attempts over the last 24 hours, success rate, last attempt, since when it has only failed, and how deliveries to it go now (`delivery_state`). Ordered for attention: endpoints failing now first (the longest failing first), then paused ones, then disabled ones, then by success rate, lowest first (endpoints without attempts last). Only the first page: `has_more` says whether there are more endpoints than `limit`.",
     query: {
       type: "object",
       additionalProperties: false,
@@ -116,16 +119,18 @@ export const endpointHealthRoutes: RouteSpec[] = [
     },
     async handler({ account, query, deps }: Ctx<object, { app?: string; limit: number }>) {
       const { appId } = await listAppFilter(deps, account, query.app);
+      const now = new Date();
       const rows = await health(
         deps,
         // Deleted endpoints are left out, those of deleted apps with them.
         { accountId: account.id, ...(appId ? { appId } : {}) },
         query.limit + 1,
+        now,
       );
       return {
         body: {
           object: "list",
-          data: rows.slice(0, query.limit).map(serializeHealth),
+          data: rows.slice(0, query.limit).map(serializeHealth(now)),
           has_more: rows.length > query.limit,
         },
       };
@@ -139,7 +144,22 @@ type HealthRow = {
   url: string;
   description: string;
   disabled: boolean;
+  disabled_reason: string | null;
+  rate_limit: number | null;
+  max_in_flight: number | null;
   failing_since: Date | null;
+  /** Its `endpoint_flows` row, null when it has none (a flow is made when first needed). */
+  flow_endpoint: string | null;
+  limit_now: number | null;
+  slow_until: Date | null;
+  paused_until: Date | null;
+  pause_reason: string | null;
+  failures: number | null;
+  probe_attempt_id: string | null;
+  held_by: string | null;
+  next_release_at: Date | null;
+  /** Paused now: its place in the order (see health()). */
+  paused: boolean;
   succeeded: number;
   failed: number;
   success_rate: number | null;
@@ -149,15 +169,19 @@ type HealthRow = {
 /**
  * Endpoints' health in one statement, the ones needing attention first: the 24-hour counts
  * over the window's id range (as the buckets of stats.ts), then each listed endpoint's last
- * completed attempt through the (endpoint, id) index.
+ * completed attempt through the (endpoint, id) index. `paused` is deliveryState()'s test of a
+ * pause (endpointState.ts), at the same `now` the rows are described at, so an endpoint listed
+ * among the paused ones also reads as paused.
  */
 async function health(
   deps: Deps,
   filter: { accountId: string; appId?: string; endpointId?: string },
   limit: number,
+  now = new Date(),
 ): Promise<HealthRow[]> {
-  const since = new Date(Date.now() - WINDOWS["24h"].ms);
-  const order = "failing_since ASC NULLS LAST, disabled DESC, success_rate ASC NULLS LAST, id";
+  const since = new Date(now.getTime() - WINDOWS["24h"].ms);
+  // Paused endpoints need attention (nothing reaches them) but are not failing: right after those that are.
+  const order = "failing_since ASC NULLS LAST, paused DESC, disabled DESC, success_rate ASC NULLS LAST, id";
   const { rows } = await deps.pool.query<HealthRow>(
     `WITH counts AS (
        SELECT endpoint_id,
@@ -168,10 +192,16 @@ async function health(
          AND ($4::text IS NULL OR app_id = $4) AND ($5::text IS NULL OR endpoint_id = $5)
        GROUP BY endpoint_id),
      health AS (
-       SELECT ep.id, ep.app_id, ep.url, ep.description, ep.disabled, ep.failing_since,
+       SELECT ep.id, ep.app_id, ep.url, ep.description, ep.disabled, ep.disabled_reason,
+              ep.rate_limit, ep.max_in_flight, ep.failing_since,
               coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
-              c.succeeded::float8 / nullif(c.succeeded + c.failed, 0) AS success_rate
+              c.succeeded::float8 / nullif(c.succeeded + c.failed, 0) AS success_rate,
+              f.endpoint_id AS flow_endpoint, f.limit_now, f.slow_until, f.paused_until, f.pause_reason,
+              f.failures, f.probe_attempt_id, f.held_by, f.next_release_at,
+              (NOT ep.disabled AND (f.pause_reason = 'not_responding' OR f.paused_until > $7))
+                IS TRUE AS paused
        FROM endpoints ep LEFT JOIN counts c ON c.endpoint_id = ep.id
+            LEFT JOIN endpoint_flows f ON f.endpoint_id = ep.id
        WHERE ep.account_id = $1 AND ep.deleted_at IS NULL
          AND ($4::text IS NULL OR ep.app_id = $4) AND ($5::text IS NULL OR ep.id = $5)
        ORDER BY ${order} LIMIT $6)
@@ -187,6 +217,7 @@ async function health(
       filter.appId ?? null,
       filter.endpointId ?? null,
       limit,
+      now,
     ],
   );
   return rows;
@@ -200,12 +231,37 @@ const countsOf = (r: HealthRow) => ({
   failing_since: iso(r.failing_since),
 });
 
-const serializeHealth = (r: HealthRow) => ({
+/** The flow columns in the shape deliveryState() reads (that of the Prisma model). */
+const flowOf = (r: HealthRow): FlowRow | null =>
+  r.flow_endpoint === null
+    ? null
+    : {
+        limitNow: r.limit_now,
+        slowUntil: r.slow_until,
+        pausedUntil: r.paused_until,
+        pauseReason: r.pause_reason,
+        failures: r.failures ?? 0,
+        probeAttemptId: r.probe_attempt_id,
+        heldBy: r.held_by,
+        nextReleaseAt: r.next_release_at,
+      };
+
+const serializeHealth = (now: Date) => (r: HealthRow) => ({
   object: "endpoint_health" as const,
   endpoint: r.id,
   app: r.app_id,
   url: r.url,
   description: r.description,
   disabled: r.disabled,
+  delivery_state: deliveryState(
+    {
+      disabled: r.disabled,
+      disabledReason: r.disabled_reason,
+      rateLimit: r.rate_limit,
+      maxInFlight: r.max_in_flight,
+      flow: flowOf(r),
+    },
+    now,
+  ),
   ...countsOf(r),
 });
