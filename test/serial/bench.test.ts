@@ -3,6 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BenchResults, Ratios } from "../../packages/bench/src/results.ts";
+import { DEFAULT_MAX_IN_FLIGHT } from "../../services/dispatcher/src/config.ts";
 
 /**
  * The benchmark check: `node scripts/bench.mjs --quick` runs end to end and writes figures that
@@ -77,6 +78,18 @@ describe("npm run bench -- --quick", () => {
         expect(l.p50Ms).toBeLessThanOrEqual(l.p95Ms);
         expect(l.p95Ms).toBeLessThanOrEqual(l.p99Ms);
       }
+
+      // Beside a hanging endpoint: nothing lost on either side, and the hanging one never had more
+      // attempts out than ENDPOINT_MAX_IN_FLIGHT's default, though 1,000 were queued for it and
+      // the sender had more live slots than that.
+      const { healthy, hanging } = r.neighbour;
+      positive(healthy.count, "deliveries beside a hanging endpoint");
+      expect(healthy.p50Ms).toBeLessThanOrEqual(healthy.p99Ms);
+      expect(healthy.lost, "healthy deliveries lost beside a hanging endpoint").toBe(0);
+      expect(hanging.accepted, "events accepted for the hanging endpoint").toBe(hanging.events);
+      expect(hanging.lost, "the hanging endpoint's deliveries lost once it answered").toBe(0);
+      expect(hanging.mostInFlight).toBeGreaterThan(0);
+      expect(hanging.mostInFlight).toBeLessThanOrEqual(DEFAULT_MAX_IN_FLIGHT);
 
       expect(r.memory.map((m) => m.service).sort()).toEqual(["api-gateway", "dispatcher", "sender"]);
       for (const m of r.memory) positive(m.peakMb, `peak memory of ${m.service}`);

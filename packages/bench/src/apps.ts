@@ -12,7 +12,7 @@ export function eventBody(app: string, seq: number): string {
 
 /** An app the benchmark sends to, and the paths (on the load generator's receivers) of its endpoints. */
 export type BenchApp = { uid: string; paths: string[] };
-export type BenchApps = { ingest: BenchApp; one: BenchApp; ten: BenchApp };
+export type BenchApps = { ingest: BenchApp; one: BenchApp; ten: BenchApp; noisy: BenchApp };
 
 async function call(gateway: Gateway, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(new URL(path, gateway.baseUrl), {
@@ -29,8 +29,8 @@ async function create(gateway: Gateway, path: string, body: unknown, allowConfli
 }
 
 /**
- * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint
- * and one with 10, each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`. Uids are new
+ * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint,
+ * one with 10, and the noisy neighbour's (1 endpoint, made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`. Uids are new
  * each run, so a running system (--url) can be benchmarked again without clashing.
  */
 export async function createApps(gateway: Gateway, receiverPort: number): Promise<BenchApps> {
@@ -44,10 +44,15 @@ export async function createApps(gateway: Gateway, receiverPort: number): Promis
       await create(gateway, "/v3/endpoints", { app: uid, url: `http://127.0.0.1:${receiverPort}${path}` });
     return { uid, paths };
   };
-  return { ingest: await app("ingest", 0), one: await app("one", 1), ten: await app("ten", 10) };
+  return {
+    ingest: await app("ingest", 0),
+    one: await app("one", 1),
+    ten: await app("ten", 10),
+    noisy: await app("noisy", 1),
+  };
 }
 
 /** Deletes the apps (and so their endpoints): for a system the benchmark did not start itself. */
 export async function deleteApps(gateway: Gateway, apps: BenchApps): Promise<void> {
-  for (const { uid } of [apps.ingest, apps.one, apps.ten]) await call(gateway, "DELETE", `/v3/apps/${uid}`);
+  for (const { uid } of Object.values(apps)) await call(gateway, "DELETE", `/v3/apps/${uid}`);
 }

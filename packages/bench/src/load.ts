@@ -1,11 +1,11 @@
 /**
  * The load generator, forked by main so its work does not share an event loop with the
- * orchestration: local receivers answering 200 to every webhook, the senders that POST events to
- * the gateway (closed and open loop), and the bookkeeping of what was accepted, what arrived
- * and when. Main sends jobs over IPC (see protocol.ts); each job answers with its counts.
+ * orchestration: the local receivers (receivers.ts), the senders that POST events to the gateway
+ * (closed and open loop, and a noisy neighbour beside an open loop), and the bookkeeping of what
+ * was accepted, what arrived and when. Main sends jobs over IPC (see protocol.ts); each job
+ * answers with its counts.
  */
 import { setMaxListeners } from "node:events";
-import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { eventBody } from "./apps.ts";
@@ -17,12 +17,14 @@ import type {
   IngestJob,
   Job,
   JobResult,
+  NeighbourJob,
   OpenLoopJob,
   Phase,
   PostJob,
   RequestCounts,
   ToLoad,
 } from "./protocol.ts";
+import { Hold, receive, receivers } from "./receivers.ts";
 import { countInSecond } from "./stats.ts";
 import { DeliveryTracker } from "./tracker.ts";
 
@@ -30,21 +32,10 @@ import { DeliveryTracker } from "./tracker.ts";
 const SOCKETS = 64;
 const agent = keepAliveAgent(SOCKETS);
 let gateway: Gateway | null = null;
-/** The job whose deliveries the receivers are counting; arrivals outside its app's paths are ignored. */
-let receiving: { pathPrefix: string; tracker: DeliveryTracker; clock: () => number } | null = null;
 
 function send(message: FromLoad): void {
   process.send?.(message);
 }
-
-const receivers = createServer((req, res) => {
-  const path = (req.url ?? "/").split("?")[0]!;
-  const id = req.headers["webhook-id"];
-  if (receiving && typeof id === "string" && path.startsWith(receiving.pathPrefix))
-    receiving.tracker.arrive(id, path, receiving.clock());
-  req.resume();
-  req.on("end", () => res.writeHead(200, { "content-type": "text/plain" }).end("ok"));
-});
 
 /** What one job's requests got back. */
 class Requests {
@@ -143,22 +134,27 @@ function eventsUrl(): { url: URL; headers: Record<string, string> } {
 }
 
 let seq = 0;
-/** POSTs one event; its id once it got a 201, else null (counted as an error). */
-async function sendEvent(run: Run, app: string, tracker: DeliveryTracker | null): Promise<string | null> {
+/** POSTs one event; its id once it got a 201, else null (counted as an error in `requests`). */
+async function sendEvent(
+  run: Run,
+  app: string,
+  tracker: DeliveryTracker | null,
+  requests = run.requests,
+): Promise<string | null> {
   const { url, headers } = eventsUrl();
   try {
     const answer = await run.post(url, eventBody(app, seq++), headers);
     const at = run.clock();
     if (answer.status !== 201) {
-      run.requests.fail(`${answer.status} ${answer.body}`);
+      requests.fail(`${answer.status} ${answer.body}`);
       return null;
     }
     const id = (JSON.parse(answer.body) as { id: string }).id;
-    run.requests.ok(at);
+    requests.ok(at);
     tracker?.accept(id, at);
     return id;
   } catch (err) {
-    run.requests.fail(String(err));
+    requests.fail(String(err));
     return null;
   }
 }
@@ -198,20 +194,25 @@ async function post(run: Run, job: PostJob): Promise<JobResult> {
 
 /**
  * Counts the deliveries of `app`'s events while `sending` runs, then drains: waits until every
- * accepted event reached every endpoint, for at most `drainMs`.
+ * accepted event reached every endpoint (and `alsoDrained()`), for at most `drainMs`.
  */
 async function withDeliveries(
   run: Run,
-  job: ClosedLoopJob | OpenLoopJob,
+  job: ClosedLoopJob | OpenLoopJob | NeighbourJob,
   sending: (tracker: DeliveryTracker) => Promise<void>,
+  alsoDrained: () => boolean = () => true,
 ): Promise<JobResult> {
   const tracker = new DeliveryTracker(job.paths.length, run.window);
-  receiving = { pathPrefix: `/${job.app}/`, tracker, clock: run.clock };
+  const stop = receive({ pathPrefix: `/${job.app}/`, tracker, clock: run.clock });
   try {
-    const drainSeconds = await run.finish(sending(tracker), job.drainMs, () => tracker.drained());
+    const drainSeconds = await run.finish(
+      sending(tracker),
+      job.drainMs,
+      () => tracker.drained() && alsoDrained(),
+    );
     return { requests: run.requests.counts, deliveries: tracker.counts(drainSeconds) };
   } finally {
-    receiving = null;
+    stop();
   }
 }
 
@@ -230,38 +231,97 @@ function closedLoop(run: Run, job: ClosedLoopJob): Promise<JobResult> {
 }
 
 /**
- * Sends at `rate` whatever the answers. With all 64 sockets busy, a due event waits its turn (as it
- * would in the agent's queue); those still waiting when the window ends are dropped and counted as
- * `notSent`: the system did not keep up with the rate. POSTs out then are the drain's.
+ * Calls `send` `rate` times a second until the window ends (or `count` calls were due), whatever
+ * the answers. With all 64 sockets busy, a due call waits its turn (as it would in the agent's
+ * queue); those still waiting when the window ends are dropped. Resolves then, with their number:
+ * events the system did not take at the rate.
  */
-function openLoop(run: Run, job: OpenLoopJob): Promise<JobResult> {
-  return withDeliveries(run, job, (tracker) => {
-    let waiting = 0;
-    const fire = (): void => {
-      void sendEvent(run, job.app, tracker).finally(() => {
-        if (waiting > 0 && run.clock() < run.window.end) {
-          waiting--;
-          fire();
-        }
-      });
-    };
-    return new Promise<void>((resolve) => {
-      const interval = 1000 / job.rate;
-      let next = 0;
-      const timer = setInterval(() => {
-        for (const now = run.clock(); next <= now && next < run.window.end; next += interval) {
-          if (run.posting() < SOCKETS) fire();
-          else waiting++;
-        }
-        if (next >= run.window.end) {
-          clearInterval(timer);
-          run.requests.counts.notSent = waiting;
-          waiting = 0;
-          resolve();
-        }
-      }, 1);
+function paced(run: Run, rate: number, send: () => Promise<unknown>, count = Number.POSITIVE_INFINITY) {
+  let waiting = 0;
+  const fire = (): void => {
+    void send().finally(() => {
+      if (waiting > 0 && run.clock() < run.window.end) {
+        waiting--;
+        fire();
+      }
     });
+  };
+  return new Promise<number>((resolve) => {
+    const interval = 1000 / rate;
+    let next = 0;
+    let due = 0;
+    const timer = setInterval(() => {
+      for (const now = run.clock(); next <= now && next < run.window.end && due < count; next += interval) {
+        due++;
+        if (run.posting() < SOCKETS) fire();
+        else waiting++;
+      }
+      if (run.clock() >= run.window.end) {
+        clearInterval(timer);
+        const notSent = waiting;
+        waiting = 0;
+        resolve(notSent);
+      }
+    }, 1);
   });
+}
+
+/** Sends at `rate` whatever the answers; due events never sent are `notSent`. POSTs out then are the drain's. */
+function openLoop(run: Run, job: OpenLoopJob): Promise<JobResult> {
+  return withDeliveries(run, job, async (tracker) => {
+    run.requests.counts.notSent = await paced(run, job.rate, () => sendEvent(run, job.app, tracker));
+  });
+}
+
+/**
+ * An open loop to the healthy app beside the noisy app's events, whose endpoint hangs until the
+ * window ends (see NeighbourJob). Its figures: the healthy app's, and the hanging endpoint's
+ * deliveries and the most attempts it had in flight.
+ */
+async function neighbour(run: Run, job: NeighbourJob): Promise<JobResult> {
+  const hold = new Hold(job.noisy.holdMs);
+  const noisy = new DeliveryTracker(job.noisy.paths.length, run.window);
+  const noisyRequests = new Requests(run.window, job.measureMs);
+  const stop = receive({ pathPrefix: `/${job.noisy.app}/`, tracker: noisy, clock: run.clock, hold });
+  let arrivedWhileHanging = 0;
+  const hanging = setTimeout(
+    () => {
+      arrivedWhileHanging = noisy.counts(0).arrived;
+      hold.release();
+    },
+    Math.max(0, run.window.end - run.clock()),
+  );
+  try {
+    const healthy = await withDeliveries(
+      run,
+      job,
+      async (tracker) => {
+        const [notSent] = await Promise.all([
+          paced(run, job.rate, () => sendEvent(run, job.app, tracker)),
+          paced(
+            run,
+            job.noisy.rate,
+            () => sendEvent(run, job.noisy.app, noisy, noisyRequests),
+            job.noisy.events,
+          ),
+        ]);
+        run.requests.counts.notSent = notSent;
+      },
+      () => noisy.drained(),
+    );
+    return {
+      ...healthy,
+      noisy: {
+        requests: noisyRequests.counts,
+        deliveries: noisy.counts(healthy.deliveries?.drainSeconds ?? 0),
+        mostInFlight: hold.mostInFlight,
+        arrivedWhileHanging,
+      },
+    };
+  } finally {
+    clearTimeout(hanging);
+    stop();
+  }
 }
 
 async function runJob(id: number, job: Job): Promise<JobResult> {
@@ -276,6 +336,8 @@ async function runJob(id: number, job: Job): Promise<JobResult> {
         return await closedLoop(run, job);
       case "open-loop":
         return await openLoop(run, job);
+      case "neighbour":
+        return await neighbour(run, job);
     }
   } finally {
     run.stop();
@@ -294,9 +356,6 @@ process.on("message", (raw) => {
 // Main went away: nothing left to do.
 process.on("disconnect", () => process.exit(0));
 
-// 5 min: longer than any lull between scenarios, so the senders never reuse a socket just as
-// the receiver closes it (a reset would be a failed attempt, retried 5 s later).
-receivers.keepAliveTimeout = 300_000;
 receivers.listen(0, "127.0.0.1", () => {
   const address = receivers.address();
   send({ type: "ready", receiverPort: typeof address === "object" && address ? address.port : 0 });

@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: measures this machine's raw ceilings, starts the whole system (or uses the one
- * given by --url/--key), forks the load generator, runs each scenario (latency at fixed rates,
- * end-to-end deliveries with 1 and 10 endpoints, ingest), then prints the table and writes
- * bench-results/<timestamp>.json, latest.json and report.html. Missing a target does not fail.
+ * given by --url/--key), forks the load generator, runs each scenario (end-to-end deliveries with
+ * 1 and 10 endpoints, latency at fixed rates, latency beside a hanging endpoint, ingest), then
+ * prints the table and writes bench-results/<timestamp>.json, latest.json and report.html.
+ * Missing a target does not fail.
  */
 import { join, relative } from "node:path";
 import { ensureDatabase } from "@herald/db";
@@ -16,8 +17,23 @@ import { parseOptions, USAGE } from "./options.ts";
 import { progress, say } from "./progress.ts";
 import type { Job, JobResult } from "./protocol.ts";
 import { formatTable, writeReports } from "./report.ts";
-import { type BenchResults, endToEndFigures, ingestFigures, latencyFigures, machine } from "./results.ts";
-import { endToEndJobs, FULL, ingestJob, latencyJobs, QUICK, systemWarmUpJob } from "./scenarios.ts";
+import {
+  type BenchResults,
+  endToEndFigures,
+  ingestFigures,
+  latencyFigures,
+  machine,
+  neighbourFigures,
+} from "./results.ts";
+import {
+  endToEndJobs,
+  FULL,
+  ingestJob,
+  latencyJobs,
+  neighbourJob,
+  QUICK,
+  systemWarmUpJob,
+} from "./scenarios.ts";
 import { benchDatabaseUrl, freshDatabase, runningSystem, startSystem } from "./system.ts";
 import { checkTargets } from "./targets.ts";
 
@@ -88,6 +104,8 @@ async function main(): Promise<void> {
   const latency = [];
   for (const job of latencyJobs(apps, durations))
     latency.push(latencyFigures(job, await step(`latency at ${job.rate} events/s`, job)));
+  const noisy = neighbourJob(apps, durations);
+  const neighbour = neighbourFigures(noisy, await step("beside a hanging endpoint", noisy));
   const ingest = ingestJob(apps, durations);
   const ingestResult = ingestFigures(ingest, await step("ingest", ingest), ceilings);
 
@@ -110,6 +128,7 @@ async function main(): Promise<void> {
     ingest: ingestResult,
     endToEnd,
     latency,
+    neighbour,
     memory: peaks,
     serviceOutput: system.output(),
   };

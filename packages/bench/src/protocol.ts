@@ -29,7 +29,22 @@ export type OpenLoopJob = { kind: "open-loop"; app: string; paths: string[]; rat
 /** The raw HTTP ceiling: 1 KB JSON POSTs to `url` from `concurrency` workers. */
 export type PostJob = { kind: "post"; url: string; concurrency: number; bodyBytes: number } & Timing;
 
-export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob;
+/**
+ * Noisy neighbour: an open loop at `rate` to a healthy app, while `noisy.events` events go to
+ * another app at `noisy.rate` from the job's start, whose endpoint answers each request only after
+ * `noisy.holdMs`. When the window ends the hanging endpoint answers what it holds and then
+ * everything at once, so its backlog drains with the job's.
+ */
+export type NeighbourJob = {
+  kind: "neighbour";
+  app: string;
+  paths: string[];
+  rate: number;
+  noisy: { app: string; paths: string[]; events: number; rate: number; holdMs: number };
+} & Timing &
+  Drain;
+
+export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob | NeighbourJob;
 
 export type Timing = { warmMs: number; measureMs: number };
 export type Drain = { drainMs: number };
@@ -64,7 +79,18 @@ export type DeliveryCounts = {
   latenciesMs: number[];
 };
 
-export type JobResult = { requests: RequestCounts; deliveries: DeliveryCounts | null };
+/** The hanging endpoint of a neighbour job, as its receiver saw it. */
+export type NoisyCounts = {
+  /** Its events' POSTs (errors among them). */
+  requests: RequestCounts;
+  deliveries: DeliveryCounts;
+  /** The most requests it held at once: Herald's bound on one endpoint's attempts in flight. */
+  mostInFlight: number;
+  /** Its deliveries that arrived before the window ended, while it hung. */
+  arrivedWhileHanging: number;
+};
+
+export type JobResult = { requests: RequestCounts; deliveries: DeliveryCounts | null; noisy?: NoisyCounts };
 
 export type Gateway = { baseUrl: string; apiKey: string };
 

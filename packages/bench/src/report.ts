@@ -1,7 +1,7 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { escapeXml, histogramChart, lineChart } from "./charts.ts";
-import type { BenchResults, Ratios } from "./results.ts";
+import type { BenchResults, LatencyFigures, Ratios } from "./results.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
 
 /** The figures as a table for the terminal, and as JSON and an HTML page with charts under `dir`. */
@@ -15,6 +15,17 @@ function pad(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   return rows.map((r) => `  ${r.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd()).join("\n");
 }
+
+/** A latency row after its first cell: accepted rate, percentiles, count and lost. */
+const latencyCells = (l: LatencyFigures) => [
+  `${n(l.eventsAcceptedPerSecond)}/s`,
+  ms(l.p50Ms),
+  ms(l.p95Ms),
+  ms(l.p99Ms),
+  ms(l.maxMs),
+  n(l.count),
+  String(l.lost),
+];
 
 function targetOf(targets: TargetCheck[], name: string): [string, string] {
   const t = targets.find((x) => x.name === name);
@@ -58,16 +69,11 @@ export function formatTable(r: BenchResults): string {
   for (const l of r.latency)
     lat.push([
       `${n(l.rate)} events/s`,
-      `${n(l.eventsAcceptedPerSecond)}/s`,
-      ms(l.p50Ms),
-      ms(l.p95Ms),
-      ms(l.p99Ms),
-      ms(l.maxMs),
-      n(l.count),
-      String(l.lost),
+      ...latencyCells(l),
       ...targetOf(t, `p99 latency at ${n(l.rate)} events/s`),
     ]);
   lines.push(pad(lat));
+  lines.push(...neighbourLines(r));
   const mem = targetOf(t, "peak resident memory per service");
   lines.push("\nPeak resident memory (VmHWM)");
   if (r.memory.length === 0) lines.push("  not measured: the system was given by --url");
@@ -87,18 +93,43 @@ export function formatTable(r: BenchResults): string {
     lines.push("\nService output at warn or above");
     for (const o of problems) lines.push(`  ${o.service}: ${o.problems} lines (${o.log})`);
   }
-  const errors = [r.ingest, ...r.endToEnd, ...r.latency].reduce((s, x) => s + x.errors, 0);
+  const errors = [r.ingest, ...r.endToEnd, ...r.latency, r.neighbour.healthy, r.neighbour.hanging].reduce(
+    (s, x) => s + x.errors,
+    0,
+  );
   if (errors) lines.push(`\n${errors} event POSTs failed; see errorSamples in the JSON.`);
   return lines.join("\n");
+}
+
+/** The healthy endpoint beside a hanging one, next to the same rate measured alone. */
+function neighbourLines(r: BenchResults): string[] {
+  const { healthy, hanging } = r.neighbour;
+  const alone = r.latency.find((l) => l.rate === healthy.rate);
+  const rows = [["", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", ""]];
+  if (alone) rows.push(["alone (above)", ...latencyCells(alone), "", ""]);
+  rows.push([
+    "beside a hanging endpoint",
+    ...latencyCells(healthy),
+    ...targetOf(r.targets, "p99 beside a hanging endpoint"),
+  ]);
+  return [
+    `\nNoisy neighbour: ${n(healthy.rate)} events/s to one app's endpoint while another app's holds each request ${hanging.holdMs / 1000} s (${n(hanging.events)} events sent to it in ${hanging.events / hanging.rate} s)`,
+    pad(rows),
+    `  the hanging endpoint: at most ${n(hanging.mostInFlight)} attempts in flight, ${n(hanging.arrivedWhileHanging)} of ${n(hanging.accepted)} events reached it while it hung, ${hanging.lost} lost once it answered`,
+  ];
 }
 
 function html(r: BenchResults): string {
   const table = escapeXml(formatTable(r));
   const charts: string[] = [];
-  for (const l of r.latency) {
+  const histograms = [
+    ...r.latency.map((l) => ({ l, name: `at ${n(l.rate)} events/s` })),
+    { l: r.neighbour.healthy, name: `at ${n(r.neighbour.healthy.rate)} events/s beside a hanging endpoint` },
+  ];
+  for (const { l, name } of histograms) {
     charts.push(
       histogramChart({
-        title: `Latency distribution at ${n(l.rate)} events/s (${n(l.count)} deliveries)`,
+        title: `Latency distribution ${name} (${n(l.count)} deliveries)`,
         bins: l.histogram,
         markers: [
           { label: `p50 ${ms(l.p50Ms)}`, value: l.p50Ms },
@@ -133,6 +164,19 @@ function html(r: BenchResults): string {
         band: band(l.warmSeconds, l.measureSeconds),
       }),
     );
+  const { healthy, hanging } = r.neighbour;
+  charts.push(
+    lineChart({
+      title: `Beside a hanging endpoint: per second (its requests answered after ${hanging.holdMs / 1000} s until the window ends)`,
+      yLabel: "per second",
+      series: [
+        { name: "healthy: events accepted", values: healthy.acceptedPerSecond },
+        { name: "healthy: deliveries arrived", values: healthy.arrivedPerSecond },
+        { name: "hanging: deliveries arrived", values: hanging.arrivedPerSecond },
+      ],
+      band: band(healthy.warmSeconds, healthy.measureSeconds),
+    }),
+  );
   charts.push(
     lineChart({
       title: `Ingest, ${r.ingest.concurrency} in flight: events accepted per second`,

@@ -1,7 +1,7 @@
 import { cpus, totalmem } from "node:os";
 import type { Ceilings } from "./ceilings.ts";
 import type { MemoryReport } from "./memory.ts";
-import type { ClosedLoopJob, IngestJob, JobResult, OpenLoopJob } from "./protocol.ts";
+import type { ClosedLoopJob, IngestJob, JobResult, NeighbourJob, OpenLoopJob } from "./protocol.ts";
 import type { ServiceOutput } from "./services.ts";
 import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
 import type { TargetCheck } from "./targets.ts";
@@ -26,6 +26,7 @@ export type BenchResults = {
   ingest: IngestFigures;
   endToEnd: EndToEndFigures[];
   latency: LatencyFigures[];
+  neighbour: NeighbourFigures;
   memory: MemoryReport[];
   targets: TargetCheck[];
   serviceOutput: ServiceOutput[];
@@ -81,6 +82,32 @@ export type LatencyFigures = {
   maxMs: number;
   histogram: Bin[];
 } & Delivered;
+
+/**
+ * The noisy-neighbour scenario: the healthy app's latency (an open loop, as in `latency`) while
+ * another app's endpoint hangs, and what that endpoint went through.
+ */
+export type NeighbourFigures = {
+  healthy: LatencyFigures;
+  hanging: {
+    /** How long it held each request before answering, until the window ended. */
+    holdMs: number;
+    events: number;
+    /** Events a second its events were sent at, from the job's start. */
+    rate: number;
+    /** Its events that got a 201. */
+    accepted: number;
+    /** The most of its requests it held at once: Herald's bound on its attempts in flight. */
+    mostInFlight: number;
+    /** Its deliveries that reached it before the window ended, while it hung. */
+    arrivedWhileHanging: number;
+    expected: number;
+    arrived: number;
+    duplicates: number;
+    lost: number;
+    arrivedPerSecond: number[];
+  } & Errors;
+};
 
 export function ratios(figure: number, c: Ceilings): Ratios {
   return {
@@ -144,7 +171,7 @@ export function endToEndFigures(job: ClosedLoopJob, r: JobResult, c: Ceilings): 
   };
 }
 
-export function latencyFigures(job: OpenLoopJob, r: JobResult): LatencyFigures {
+export function latencyFigures(job: OpenLoopJob | NeighbourJob, r: JobResult): LatencyFigures {
   const latencies = r.deliveries?.latenciesMs ?? [];
   const s = summarize(latencies);
   return {
@@ -160,5 +187,29 @@ export function latencyFigures(job: OpenLoopJob, r: JobResult): LatencyFigures {
     maxMs: round(s.max, 2),
     histogram: logHistogram(latencies, 20, 0.1),
     ...delivered(job, r),
+  };
+}
+
+export function neighbourFigures(job: NeighbourJob, r: JobResult): NeighbourFigures {
+  const noisy = r.noisy;
+  if (!noisy) throw new Error("the noisy-neighbour job came back without the hanging endpoint's counts");
+  const d = noisy.deliveries;
+  return {
+    healthy: latencyFigures(job, r),
+    hanging: {
+      holdMs: job.noisy.holdMs,
+      events: job.noisy.events,
+      rate: job.noisy.rate,
+      accepted: noisy.requests.total,
+      mostInFlight: noisy.mostInFlight,
+      arrivedWhileHanging: noisy.arrivedWhileHanging,
+      expected: d.expected,
+      arrived: d.arrived,
+      duplicates: d.duplicates,
+      lost: d.lost,
+      arrivedPerSecond: d.perSecond,
+      errors: noisy.requests.errors,
+      errorSamples: noisy.requests.errorSamples,
+    },
   };
 }

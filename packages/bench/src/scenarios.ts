@@ -1,5 +1,5 @@
 import type { BenchApps } from "./apps.ts";
-import type { ClosedLoopJob, IngestJob, OpenLoopJob, Timing } from "./protocol.ts";
+import type { ClosedLoopJob, IngestJob, NeighbourJob, OpenLoopJob, Timing } from "./protocol.ts";
 
 export type Durations = {
   /** Load on the freshly started system before any scenario: a cold one is slow for seconds (JIT, pools). */
@@ -83,4 +83,24 @@ export function latencyJobs(apps: BenchApps, d: Durations): OpenLoopJob[] {
     measureMs: d.measureMs,
     drainMs: d.drainMs,
   }));
+}
+
+/**
+ * The noisy neighbour: another app's endpoint holds every request 10 s (within ATTEMPT_TIMEOUT,
+ * so each is an answer, not a timeout), and 1,000 events go to it in 2 s, while the healthy app gets events at the
+ * first latency rate (so its figures sit next to that scenario's, measured alone).
+ */
+export const NOISY = { events: 1000, rate: 500, holdMs: 10_000 };
+
+export function neighbourJob(apps: BenchApps, d: Durations): NeighbourJob {
+  return {
+    kind: "neighbour",
+    app: apps.one.uid,
+    paths: apps.one.paths,
+    rate: LATENCY_RATES[0]!,
+    noisy: { app: apps.noisy.uid, paths: apps.noisy.paths, ...NOISY },
+    warmMs: d.warmMs,
+    measureMs: d.measureMs,
+    drainMs: d.drainMs,
+  };
 }
