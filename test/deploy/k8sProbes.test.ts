@@ -46,7 +46,7 @@ afterAll(async () => {
 
 type Started = { port: number; child: ChildProcess; output: () => string; tmp: string };
 
-async function start(service: Service): Promise<Started> {
+async function start(service: Service, overrides: Record<string, string> = {}): Promise<Started> {
   const container = serviceContainer(objects, service);
   const env = containerEnv(objects, container, sampleSecrets(randomBytes(32).toString("base64")));
   const port = await freePort();
@@ -54,6 +54,7 @@ async function start(service: Service): Promise<Started> {
   expect(env[portVariable], `${service} sets ${portVariable}`).toBeDefined();
   Object.assign(env, { AMQP_URL, AMQP_PREFIX: queues.prefix, [portVariable]: String(port) });
   if (env.DATABASE_URL) env.DATABASE_URL = db.url;
+  Object.assign(env, overrides);
   const tmp = mkdtempSync(join(tmpdir(), `herald-k8s-${service}-`));
   tmpDirs.push(tmp);
   // Nothing from this test's own environment: the pod's, plus what finds `node` and its modules.
@@ -105,5 +106,16 @@ describe.each(Object.keys(services) as Service[])("the %s pod", (service) => {
 
   it("wrote nothing to its temporary directory while it ran", () => {
     expect(readdirSync(started.tmp)).toEqual([]);
+  });
+});
+
+describe.each(["dispatcher", "sender"] as const)("the %s pod, stopped while it starts", (service) => {
+  it("is not ready while its broker does not answer, and exits 0 on SIGTERM", async () => {
+    // A broker that does not answer keeps the start waiting, as a slow one would.
+    const started = await start(service, { AMQP_URL: `amqp://guest:guest@127.0.0.1:${await freePort()}` });
+    await expect.poll(() => get(started.port, "/readyz"), { timeout: 30_000, interval: 100 }).toBe(503);
+    const exited = new Promise<number | null>((resolve) => started.child.once("exit", resolve));
+    started.child.kill("SIGTERM");
+    expect(await exited, started.output()).toBe(0);
   });
 });

@@ -1,13 +1,20 @@
 import type { Logger } from "pino";
+import { ConfigError } from "./config.ts";
 
 export type Closer = { name: string; close: () => Promise<void> | void };
+
+export type Shutdown = {
+  run(): Promise<void>;
+  /** True once a signal began the shutdown: a start that fails then was stopped, not broken. */
+  started(): boolean;
+};
 
 /**
  * Graceful shutdown: the first SIGTERM or SIGINT runs the closers in order (stop taking work,
  * finish in-flight work, then close connections in reverse order of opening); a second
  * signal, or the deadline passing, forces the exit.
  */
-export function onShutdown(logger: Logger, closers: Closer[], deadlineMs = 30_000): () => Promise<void> {
+export function onShutdown(logger: Logger, closers: Closer[], deadlineMs = 30_000): Shutdown {
   let running: Promise<void> | null = null;
   const run = (): Promise<void> => {
     running ??= (async () => {
@@ -38,5 +45,22 @@ export function onShutdown(logger: Logger, closers: Closer[], deadlineMs = 30_00
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-  return run;
+  return { run, started: () => running !== null };
+}
+
+/**
+ * A service's start failed: a configuration error or a broken dependency exits 1, but a start
+ * cut short by SIGTERM (a pod stopped while it starts) lets the shutdown finish and exit 0.
+ */
+export function onStartFailure(logger: Logger, service: string, err: unknown, shutdown?: Shutdown): void {
+  if (shutdown?.started()) {
+    logger.info(
+      { reason: err instanceof Error ? err.message : String(err) },
+      `${service} stopped while starting`,
+    );
+    return;
+  }
+  if (err instanceof ConfigError) logger.fatal(err.message);
+  else logger.fatal({ err }, `${service} failed to start`);
+  process.exit(1);
 }

@@ -1,13 +1,21 @@
-import { ConfigError, createLogger, createRegistry, onShutdown, startTelemetry } from "@herald/runtime";
+import {
+  createLogger,
+  createRegistry,
+  onShutdown,
+  onStartFailure,
+  type Shutdown,
+  startTelemetry,
+} from "@herald/runtime";
 import { createGateway } from "./app.ts";
 import { loadConfig } from "./config.ts";
 
 const telemetry = startTelemetry("api-gateway");
 const logger = createLogger("api-gateway");
+let shutdown: Shutdown | undefined;
 try {
   const config = loadConfig();
   const gateway = createGateway(config, logger, createRegistry("api-gateway"));
-  onShutdown(logger, [
+  shutdown = onShutdown(logger, [
     { name: "gateway", close: () => gateway.stop() },
     { name: "telemetry", close: () => telemetry.shutdown() },
   ]);
@@ -18,7 +26,5 @@ try {
     "api-gateway listening",
   );
 } catch (err) {
-  if (err instanceof ConfigError) logger.fatal(err.message);
-  else logger.fatal({ err }, "api-gateway failed to start");
-  process.exit(1);
+  onStartFailure(logger, "api-gateway", err, shutdown);
 }

@@ -44,6 +44,9 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
   let stopSweeper: (() => Promise<void>) | null = null;
   let stopReleasing: (() => Promise<void>) | null = null;
   let health: Server | null = null;
+  // Ready once every queue is consumed, not at the broker's connection: a pod is sent no
+  // traffic, and its SIGTERM cannot cut a start short, before then.
+  let consuming = false;
 
   return {
     deps,
@@ -58,6 +61,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
             () => false,
           ),
           broker: await broker.ping(),
+          consuming,
         }),
         registry,
       );
@@ -90,8 +94,10 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       );
       stopSweeper = startSweeper(deps);
       stopReleasing = startReleasing(deps);
+      consuming = true;
     },
     async stop() {
+      consuming = false;
       await broker.stopConsuming();
       await stopSweeper?.();
       await stopReleasing?.();

@@ -1,20 +1,26 @@
-import { ConfigError, createLogger, createRegistry, onShutdown, startTelemetry } from "@herald/runtime";
+import {
+  createLogger,
+  createRegistry,
+  onShutdown,
+  onStartFailure,
+  type Shutdown,
+  startTelemetry,
+} from "@herald/runtime";
 import { createDispatcher } from "./app.ts";
 import { loadConfig } from "./config.ts";
 
 const telemetry = startTelemetry("dispatcher");
 const logger = createLogger("dispatcher");
+let shutdown: Shutdown | undefined;
 try {
   const config = loadConfig();
   const dispatcher = createDispatcher(config, logger, createRegistry("dispatcher"));
-  onShutdown(logger, [
+  shutdown = onShutdown(logger, [
     { name: "dispatcher", close: () => dispatcher.stop() },
     { name: "telemetry", close: () => telemetry.shutdown() },
   ]);
   await dispatcher.start();
   logger.info({ retrySchedule: config.retrySchedule, healthPort: config.healthPort }, "dispatcher consuming");
 } catch (err) {
-  if (err instanceof ConfigError) logger.fatal(err.message);
-  else logger.fatal({ err }, "dispatcher failed to start");
-  process.exit(1);
+  onStartFailure(logger, "dispatcher", err, shutdown);
 }

@@ -73,6 +73,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     userAgent: config.userAgent,
   };
   let health: Server | null = null;
+  let consuming = false;
   // Outcomes whose report failed to publish (the broker dropped): the consumer retries the
   // handler, which then reports again instead of making the attempt a second time.
   const unreported = new Map<string, Awaited<ReturnType<typeof deliver>>>();
@@ -139,7 +140,8 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       health = await startHealthServer(
         config.healthPort,
         config.healthHost,
-        async () => ({ broker: await broker.ping() }),
+        // Ready once both lanes are consumed, not at the broker's connection.
+        async () => ({ broker: await broker.ping(), consuming }),
         registry,
       );
       await broker.start(5000);
@@ -153,8 +155,10 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
         { "attempt.requested.v1": (m) => handle(m.body) },
         config.backlogConcurrency,
       );
+      consuming = true;
     },
     async stop() {
+      consuming = false;
       await broker.stopConsuming();
       await broker.close();
       options.agents.http.destroy();

@@ -1,14 +1,22 @@
-import { ConfigError, createLogger, createRegistry, onShutdown, startTelemetry } from "@herald/runtime";
+import {
+  createLogger,
+  createRegistry,
+  onShutdown,
+  onStartFailure,
+  type Shutdown,
+  startTelemetry,
+} from "@herald/runtime";
 import { createSender } from "./app.ts";
 import { loadConfig } from "./config.ts";
 
 const telemetry = startTelemetry("sender");
 const logger = createLogger("sender");
+let shutdown: Shutdown | undefined;
 try {
   const config = loadConfig();
   const sender = createSender(config, logger, createRegistry("sender"));
   // SIGTERM: stop taking attempts, finish those in flight (each bounded by ATTEMPT_TIMEOUT), exit.
-  onShutdown(
+  shutdown = onShutdown(
     logger,
     [
       { name: "sender", close: () => sender.stop() },
@@ -19,7 +27,5 @@ try {
   await sender.start();
   logger.info({ concurrency: config.concurrency, healthPort: config.healthPort }, "sender consuming");
 } catch (err) {
-  if (err instanceof ConfigError) logger.fatal(err.message);
-  else logger.fatal({ err }, "sender failed to start");
-  process.exit(1);
+  onStartFailure(logger, "sender", err, shutdown);
 }
