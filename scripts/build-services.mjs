@@ -5,6 +5,7 @@
 //   package.json                     the third-party packages the bundle imports, with versions
 //   node_modules/                    production dependencies only (`pnpm deploy --prod`, trimmed)
 //   <service>/dist/main.mjs(.map)    one ESM bundle: the service, @herald/* and the Prisma client
+//   <service>/dist/<worker>.mjs      one more for each worker thread it starts (images.json `workers`)
 //   assets                           packages/web/dist (gateway), packages/db/migrations (migrate)
 // Bundles sit where their sources did (src/ → dist/), so paths they resolve from their own
 // location (the pages, the migrations) hold in the image as in the repository.
@@ -51,10 +52,11 @@ const thirdPartyExternal = {
   },
 };
 
-async function bundle(image, dir) {
+/** One entry point to one bundle; returns the third-party packages it imports. */
+async function bundleOne(entry, outfile) {
   const result = await build({
-    entryPoints: [join(root, image.entry)],
-    outfile: join(dir, image.bundle),
+    entryPoints: [join(root, entry)],
+    outfile,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -70,9 +72,15 @@ async function bundle(image, dir) {
     },
   });
   const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports);
-  return [
-    ...new Set(imports.filter((i) => i.external && !isBuiltin(i.path)).map((i) => packageName(i.path))),
-  ].sort();
+  return imports.filter((i) => i.external && !isBuiltin(i.path)).map((i) => packageName(i.path));
+}
+
+/** The service's bundle and its worker threads' (each started from a file of its own). */
+async function bundle(image, dir) {
+  const entries = [{ entry: image.entry, bundle: image.bundle }, ...(image.workers ?? [])];
+  const imports = [];
+  for (const { entry, bundle } of entries) imports.push(...(await bundleOne(entry, join(dir, bundle))));
+  return [...new Set(imports)].sort();
 }
 
 function deployProductionDependencies(image, dir) {

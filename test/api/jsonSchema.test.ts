@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sharedSchemaCount } from "../../services/api-gateway/src/resources/eventTypeSchemas.ts";
+import { check, sharedSchemaCount } from "../../services/api-gateway/src/schemas/compile.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { expectMatches } from "../support/openapi.ts";
 
@@ -107,17 +107,15 @@ describe("validating a JSON Schema", () => {
     }
   });
 
-  it("keeps nothing of the schemas it checked, the ones that failed to compile included", async () => {
-    // The gateway runs in this process: the checker it uses is this module's.
-    await validate(invoice);
+  it("keeps nothing of the schemas it checked, the ones that failed to compile included", () => {
+    // The checker the schema workers run, here in this process where its instance can be seen.
+    check(invoice);
     const before = sharedSchemaCount();
     for (let i = 0; i < 40; i++) {
-      const refs = await validate({ $ref: `#/definitions/missing${i}` });
-      expect(refs.body.valid).toBe(false);
-      const pattern = await validate({ type: "string", pattern: `(${i}` });
-      expect(pattern.body.valid).toBe(false);
+      expect(check({ $ref: `#/definitions/missing${i}` }).ok).toBe(false);
+      expect(check({ type: "string", pattern: `(${i}` }).ok).toBe(false);
       const nested = { type: "object", properties: { a: { $id: `https://example.com/n${i}.json` } } };
-      expect((await validate(nested)).body.valid).toBe(true);
+      expect(check(nested).ok).toBe(true);
     }
     expect(sharedSchemaCount()).toBe(before);
   });

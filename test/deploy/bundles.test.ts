@@ -138,6 +138,8 @@ describe("the image contents", () => {
         expect(prod.has(dep), `${target}: ${dep}`).toBe(true);
       expect(existsSync(join(out, target, IMAGES[target].bundle)), target).toBe(true);
       expect(existsSync(join(out, target, `${IMAGES[target].bundle}.map`)), target).toBe(true);
+      for (const worker of IMAGES[target].workers ?? [])
+        expect(existsSync(join(out, target, worker.bundle)), worker.bundle).toBe(true);
       for (const asset of IMAGES[target].assets)
         expect(existsSync(join(out, target, asset)), asset).toBe(true);
     }
@@ -213,7 +215,22 @@ describe("the image contents", () => {
 
       const api = apiClient(base, key);
       expect((await api("POST", "/v3/apps", { uid: "acme", name: "Acme" })).status).toBe(201);
-      expect((await api("POST", "/v3/event-types", { name: "image.checked" })).status).toBe(201);
+      // With a schema: checked, and the event checked against it, on the bundled schema worker.
+      const schema = {
+        type: "object",
+        required: ["ok"],
+        properties: { code: { type: "string", pattern: "^(a+)+$" } },
+      };
+      expect((await api("POST", "/v3/event-types", { name: "image.checked", schema })).status).toBe(201);
+      const refused = await api("POST", "/v3/events", {
+        app: "acme",
+        type: "image.checked",
+        data: { code: `${"a".repeat(40)}!` },
+      });
+      expect(refused.body.error?.details).toEqual([
+        { path: "/ok", message: "is required" },
+        { path: "/code", message: 'must match pattern "^(a+)+$"' },
+      ]);
       const endpoint = await api("POST", "/v3/endpoints", { app: "acme", url: `${receiver.url}/hook` });
       expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
       const { secret } = (await api("GET", `/v3/endpoints/${endpoint.body.id}/secret`)).body;

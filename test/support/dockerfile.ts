@@ -14,7 +14,15 @@ export const root = join(import.meta.dirname, "..", "..");
 export type ImageTarget = keyof typeof images;
 export const IMAGES = images as Record<
   ImageTarget,
-  { package: string; entry: string; bundle: string; assets: string[]; port?: number }
+  {
+    package: string;
+    entry: string;
+    bundle: string;
+    /** Worker threads' bundles, beside the service's. */
+    workers?: { entry: string; bundle: string }[];
+    assets: string[];
+    port?: number;
+  }
 >;
 
 export function parseDockerfile(text: string = readFileSync(join(root, "Dockerfile"), "utf8")): Stage[] {

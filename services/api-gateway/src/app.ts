@@ -19,8 +19,8 @@ import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
 import { servePages } from "./pages.ts";
-import { SchemaCache } from "./resources/eventTypeSchemas.ts";
 import { componentSchemas, routes } from "./routes.ts";
+import { SchemaPool } from "./schemas/pool.ts";
 
 export type Gateway = {
   app: Express;
@@ -64,7 +64,17 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     broker,
     outbox,
     secrets: createSecretBox(config.encryptionKey),
-    schemas: new SchemaCache(),
+    schemas: new SchemaPool(
+      {
+        workers: config.schemaWorkers,
+        compileTimeoutMs: config.schemaCompileTimeoutMs,
+        validateTimeoutMs: config.schemaValidateTimeoutMs,
+        heapMb: config.schemaWorkerHeapMb,
+        cacheBytes: 24 * 1024 * 1024,
+        queuePerAccount: 64,
+      },
+      logger,
+    ),
     logger,
   };
   const openapi = buildOpenApi(routes, componentSchemas);
@@ -76,6 +86,16 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     registers: [registry],
     async collect() {
       this.set(await prisma.outboxMessage.count().catch(() => -1));
+    },
+  });
+
+  new Gauge({
+    name: "herald_schema_work",
+    help: "Customers' schemas since start, by kind: checks, checks answered from cache, event validations, checks or validations stopped at their time limit or heap, and requests refused because the account had too many waiting",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      for (const [kind, count] of Object.entries(deps.schemas.counts)) this.set({ kind }, count);
     },
   });
 
@@ -148,6 +168,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       await broker.close();
       await prisma.$disconnect();
       await pool.end();
+      await deps.schemas.close();
     },
   };
 }

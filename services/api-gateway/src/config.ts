@@ -19,6 +19,11 @@ export type GatewayConfig = {
   webDist: string;
   outboxRelayIntervalMs: number;
   outboxRelayAfterMs: number;
+  /** Customers' schemas: checked and compiled on worker threads, each within a time and heap. */
+  schemaWorkers: number;
+  schemaCompileTimeoutMs: number;
+  schemaValidateTimeoutMs: number;
+  schemaWorkerHeapMb: number;
 };
 
 /** Every variable the gateway reads; `.env.example` and the README list the same. */
@@ -47,7 +52,13 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.
     outboxRelayAfterMs: r.duration("OUTBOX_RELAY_AFTER", 5000),
+    schemaWorkers: r.int("SCHEMA_WORKERS", 2, { min: 1, max: 16 }),
+    schemaCompileTimeoutMs: r.duration("SCHEMA_COMPILE_TIMEOUT", 2000),
+    schemaValidateTimeoutMs: r.duration("SCHEMA_VALIDATE_TIMEOUT", 500),
+    schemaWorkerHeapMb: r.int("SCHEMA_WORKER_HEAP_MB", 64, { min: 16, max: 4096 }),
   };
+  r.check(config.schemaCompileTimeoutMs >= 10, "SCHEMA_COMPILE_TIMEOUT must be at least 10ms");
+  r.check(config.schemaValidateTimeoutMs >= 10, "SCHEMA_VALIDATE_TIMEOUT must be at least 10ms");
   r.logLevel();
   r.done();
   return config;

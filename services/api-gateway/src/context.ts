@@ -6,7 +6,7 @@ import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { EventWriter } from "./eventWriter.ts";
 import type { Outbox } from "./outbox.ts";
-import type { SchemaCache } from "./resources/eventTypeSchemas.ts";
+import type { SchemaPool } from "./schemas/pool.ts";
 
 /** What a route handler may use. Handlers take what they need from here and nothing else. */
 export type Deps = {
@@ -19,7 +19,7 @@ export type Deps = {
   broker: Broker;
   outbox: Outbox;
   secrets: SecretBox;
-  schemas: SchemaCache;
+  schemas: SchemaPool;
   logger: Logger;
 };
 

@@ -3,9 +3,9 @@ import type { Ctx } from "../context.ts";
 import { conflict, invalid, notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { exampleOrNull } from "../schemas/example.ts";
 import { iso, timestamp } from "./common.ts";
-import { compileSchema } from "./eventTypeSchemas.ts";
-import { exampleFromSchema } from "./exampleFromSchema.ts";
+import { assertSchema } from "./eventTypeSchemas.ts";
 
 type EventTypeRow = {
   name: string;
@@ -21,8 +21,8 @@ export const serializeEventType = (t: EventTypeRow) => ({
   name: t.name,
   description: t.description,
   schema: t.schema ?? null,
-  // Made from the schema each time: the portal's catalog and its test events use it.
-  example: t.schema ? exampleFromSchema(t.schema) : null,
+  // Made from the schema each time, within its budget: the portal's catalog and its test events use it.
+  example: t.schema ? exampleOrNull(t.schema) : null,
   archived: t.archivedAt !== null,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
@@ -51,11 +51,11 @@ const description: Schema = {
   maxLength: 4096,
   description: "What the event means, for your customers.",
 };
-// Untyped on purpose: whatever is not a JSON Schema object is refused by compileSchema with
+// Untyped on purpose: whatever is not a JSON Schema object is refused by assertSchema with
 // the specific `invalid_schema` error rather than a generic type error.
 const schema: Schema = {
   description:
-    "A JSON Schema object that every event of this type must match (`null` for none). In a form body, a JSON string.",
+    "A JSON Schema object that every event of this type must match (`null` for none). In a form body, a JSON string. At most 65,536 bytes and 32 levels deep, with at most 1,000 subschemas applying to one value and an example of at most 1,000 values; patterns run on RE2 (no lookaround or backreferences). Over a limit: `400 invalid_schema`, the limit named.",
 };
 
 export const eventTypeSchemas: Record<string, Schema> = {
@@ -137,7 +137,7 @@ export const eventTypeRoutes: RouteSpec[] = [
     }: Ctx<object, object, { name: string; description?: string; schema?: object | null }>) {
       const problem = nameProblem(body.name);
       if (problem) throw invalid("name", problem);
-      if (body.schema) compileSchema(body.schema);
+      if (body.schema) await assertSchema(deps, account.id, body.schema);
       try {
         const created = await deps.prisma.eventType.create({
           data: {
@@ -252,7 +252,7 @@ export const eventTypeRoutes: RouteSpec[] = [
           "Event type names are permanent and cannot be changed; archive this type and create a new one.",
         );
       }
-      if (body.schema) compileSchema(body.schema);
+      if (body.schema) await assertSchema(deps, account.id, body.schema);
       const updated = await deps.prisma.eventType.update({
         where: { id: found.id },
         data: {

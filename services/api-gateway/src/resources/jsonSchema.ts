@@ -1,7 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { schemaProblems } from "./eventTypeSchemas.ts";
-import { exampleFromSchema } from "./exampleFromSchema.ts";
+import { schemaCheck } from "./eventTypeSchemas.ts";
 
 /**
  * Checks a JSON Schema without saving anything: the dashboard's schema editor calls this as
@@ -62,15 +61,15 @@ export const jsonSchemaRoutes: RouteSpec[] = [
       schema: ref("SchemaValidation"),
       description: "Whether the schema is valid, its problems, and an example payload.",
     },
-    async handler({ body }: Ctx<object, object, { schema: unknown }>) {
-      const errors = schemaProblems(body.schema);
-      const valid = errors.length === 0;
+    async handler({ account, body, deps }: Ctx<object, object, { schema: unknown }>) {
+      const { problems, example } = await schemaCheck(deps, account.id, body.schema);
+      const valid = problems.length === 0;
       return {
         body: {
           object: "schema_validation",
           valid,
-          errors,
-          example: valid ? (exampleFromSchema(body.schema) ?? null) : null,
+          errors: problems,
+          example: valid ? (example ?? null) : null,
         },
       };
     },

@@ -2,8 +2,9 @@ import { newId } from "@herald/db";
 import { annotate, traceHeaders } from "@herald/runtime";
 import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { AppDeletedError } from "../eventWriter.ts";
-import { ApiError, invalid, notFound } from "../http/errors.ts";
+import { invalid, notFound } from "../http/errors.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
+import { assertMatches } from "./eventTypeSchemas.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
 
@@ -51,20 +52,7 @@ export async function acceptEvent(
       `The event type '${body.type}' is archived and accepts no new events.`,
       "event_type_archived",
     );
-  if (type.schema !== null) {
-    const violations = deps.schemas.check(`${type.id}:${type.updatedAt.getTime()}`, type.schema, body.data);
-    if (violations.length) {
-      const listed = violations.map((v) => `${v.path} ${v.message}`).join("; ");
-      throw new ApiError(
-        422,
-        "invalid_request_error",
-        "schema_validation_failed",
-        `data does not match the schema of '${body.type}': ${listed}.`,
-        "data",
-        violations,
-      );
-    }
-  }
+  if (type.schema !== null) await assertMatches(deps, account.id, { ...type, name: body.type }, body.data);
   const id = newId("event");
   annotate({ "herald.event_id": id, "herald.app_id": app.id });
   const createdAt = new Date();

@@ -1,8 +1,8 @@
 import type { Ctx } from "../context.ts";
 import { invalid } from "../http/errors.ts";
 import { type RouteSpec, ref } from "../http/route.ts";
+import { exampleOrNull } from "../schemas/example.ts";
 import { findEndpoint } from "./endpoints.ts";
-import { exampleFromSchema } from "./exampleFromSchema.ts";
 import { acceptEvent, eventTypeFor } from "./sendEvent.ts";
 
 type TestBody = { type?: string; data?: Record<string, unknown> };
@@ -68,7 +68,7 @@ export const testEventRoutes: RouteSpec[] = [
       const type = await eventTypeFor(deps, account.id, name);
       const data =
         body.data ??
-        ((type?.schema ? exampleFromSchema(type.schema) : null) as Record<string, unknown> | null) ??
+        ((type?.schema ? exampleOrNull(type.schema) : null) as Record<string, unknown> | null) ??
         {};
       return {
         status: 201,

@@ -1,7 +1,7 @@
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { exampleFromSchema } from "./exampleFromSchema.ts";
+import { exampleFromSchema } from "./example.ts";
 
 const ajv = new Ajv({ strict: false });
 addFormats.default(ajv);

@@ -1,0 +1,139 @@
+import { Writable } from "node:stream";
+import pino from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SchemaPool, type SchemaPoolOptions, SchemaQueueFull, SchemaTooCostly } from "./pool.ts";
+
+/** The schema workers on their own: real worker threads running the real checker. */
+const pools: SchemaPool[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+function pool(options: Partial<SchemaPoolOptions> = {}, logger = pino({ level: "silent" })) {
+  const made = new SchemaPool(
+    {
+      workers: 2,
+      compileTimeoutMs: 5000,
+      validateTimeoutMs: 500,
+      heapMb: 64,
+      cacheBytes: 8 * 1024 * 1024,
+      queuePerAccount: 64,
+      ...options,
+    },
+    logger,
+  );
+  pools.push(made);
+  return made;
+}
+
+/** Valid and quick to compile, yet each level of `c` in the data doubles the checks. */
+const doubling = {
+  $defs: {
+    n: { allOf: [{ $ref: "#/$defs/m" }, { $ref: "#/$defs/m" }] },
+    m: { type: "object", properties: { c: { $ref: "#/$defs/n" } } },
+  },
+  $ref: "#/$defs/n",
+};
+function nested(levels: number): unknown {
+  let data: unknown = {};
+  for (let i = 0; i < levels; i++) data = { c: data };
+  return data;
+}
+const small = { type: "object", required: ["id"], properties: { id: { type: "string" } } };
+
+describe("the schema workers", () => {
+  it("check a backtracking pattern against a hostile string in linear time, and name what RE2 cannot run", async () => {
+    const schemas = pool();
+    const evil = { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } };
+    const reply = await schemas.validate("acc_a", "evil:1", evil, { s: `${"a".repeat(100_000)}!` });
+    expect(reply.violations).toEqual([{ path: "/s", message: 'must match pattern "^(a+)+$"' }]);
+    expect((await schemas.validate("acc_a", "evil:1", evil, { s: "aaa" })).violations).toEqual([]);
+
+    const lookahead = await schemas.check("acc_a", { type: "string", pattern: "^(?=a)a$" });
+    expect(lookahead.problems[0]?.message).toMatch(/pattern "\^\(\?=a\)a\$" is not supported.*RE2/);
+  });
+
+  it("stop a check at its time limit, replace the worker, and go on with the next", async () => {
+    const schemas = pool();
+    const slow = schemas.validate("acc_a", "doubling:1", doubling, nested(40));
+    await expect(slow).rejects.toThrow(SchemaTooCostly);
+    await expect(slow).rejects.toThrow("took longer than 500 ms (SCHEMA_VALIDATE_TIMEOUT)");
+    // Shallow data of the same schema still checks, on the worker that replaced it.
+    expect((await schemas.validate("acc_a", "doubling:1", doubling, nested(3))).violations).toEqual([]);
+    expect(schemas.counts.over_limit).toBe(1);
+  });
+
+  it("serve another account while one account's checks run to their limits", async () => {
+    const schemas = pool();
+    const finished: string[] = [];
+    const flood = Array.from({ length: 4 }, (_, i) =>
+      schemas.validate("acc_flood", `doubling:${i}`, doubling, nested(40)).then(
+        () => finished.push("flood"),
+        () => finished.push("flood"),
+      ),
+    );
+    // Asked after all four: answered before the flood's second check ends.
+    const other = schemas.validate("acc_other", "small:1", small, { id: "x" }).then((r) => {
+      finished.push("other");
+      return r;
+    });
+    expect((await other).violations).toEqual([]);
+    await Promise.all(flood);
+    expect(finished.indexOf("other")).toBeLessThan(2);
+  });
+
+  it("refuse an account's requests past its queue, and no one else's", async () => {
+    const schemas = pool({ workers: 1, queuePerAccount: 2 });
+    await schemas.validate("acc_other", "small:1", small, { id: "x" });
+    // One runs, two wait, the fourth is refused.
+    const asked = Array.from({ length: 4 }, (_, i) =>
+      schemas.validate("acc_flood", `doubling:${i}`, doubling, nested(40)).catch((err) => err),
+    );
+    const other = schemas.validate("acc_other", "small:1", small, {});
+    const outcomes = await Promise.all(asked);
+    expect(outcomes.filter((o) => o instanceof SchemaQueueFull)).toHaveLength(1);
+    expect((await other).violations).toEqual([{ path: "/id", message: "is required" }]);
+  });
+
+  it("keep validators within their byte budget, compiling again what they dropped", async () => {
+    // About 20 bytes a schema byte: room for one of these, not two.
+    const schemas = pool({ workers: 1, cacheBytes: 4_000 });
+    const one = { ...small, description: "x".repeat(100) };
+    const two = { ...small, description: "y".repeat(100) };
+    for (let round = 0; round < 3; round++) {
+      expect((await schemas.validate("acc_a", "one", one, {})).violations).toHaveLength(1);
+      expect((await schemas.validate("acc_a", "two", two, { id: "b" })).violations).toHaveLength(0);
+    }
+  });
+
+  it("answer the same schema's check again from memory", async () => {
+    const schemas = pool();
+    const first = await schemas.check("acc_a", small);
+    expect(await schemas.check("acc_b", small)).toEqual(first);
+    expect(schemas.counts).toMatchObject({ checks: 1, checks_cached: 1 });
+  });
+
+  it("log Ajv's warnings through pino, one structured line each check, never the console", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const stderr = vi.spyOn(process.stderr, "write");
+    const stdout = vi.spyOn(process.stdout, "write");
+    const schemas = pool({}, pino(sink));
+    const forged = `x\n{"level":60,"msg":"forged"}${"y".repeat(10_000)}`;
+    const reply = await schemas.check("acc_a", { type: "string", format: forged });
+    expect(reply.problems).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, account: "acc_a", msg: "schema compiler warnings" });
+    const warnings = lines[0]?.warnings as string[];
+    expect(warnings[0]).toContain('unknown format "x\n{"level":60');
+    expect(warnings.every((w) => w.length <= 300)).toBe(true);
+    for (const spy of [stderr, stdout])
+      expect(spy.mock.calls.some(([text]) => String(text).includes("unknown format"))).toBe(false);
+  });
+});

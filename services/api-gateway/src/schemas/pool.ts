@@ -1,0 +1,272 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Logger } from "@herald/runtime";
+import type { CheckReply, ValidateReply, WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
+
+export type SchemaPoolOptions = {
+  /** Worker threads; each runs one compile or check at a time. */
+  workers: number;
+  /** The longest a schema may take to check and compile (SCHEMA_COMPILE_TIMEOUT). */
+  compileTimeoutMs: number;
+  /** The longest one event may take to check against its schema (SCHEMA_VALIDATE_TIMEOUT). */
+  validateTimeoutMs: number;
+  /** Heap of each worker, MiB: a schema that needs more ends its worker, not the gateway. */
+  heapMb: number;
+  /** Compiled validators each worker keeps, in estimated bytes. */
+  cacheBytes: number;
+  /** Requests one account may have waiting; more are refused (SchemaQueueFull). */
+  queuePerAccount: number;
+};
+
+/** A check or compile that ran past its time limit or its worker's heap; the worker was replaced. */
+export class SchemaTooCostly extends Error {
+  constructor(
+    readonly limit: "SCHEMA_COMPILE_TIMEOUT" | "SCHEMA_VALIDATE_TIMEOUT" | "memory",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Check answers kept; each holds at most an example within its budget. */
+const CHECKS_KEPT = 256;
+
+/** One account has queuePerAccount requests waiting already. */
+export class SchemaQueueFull extends Error {}
+
+type Limit = "SCHEMA_COMPILE_TIMEOUT" | "SCHEMA_VALIDATE_TIMEOUT";
+
+type Job = {
+  account: string;
+  request:
+    | { op: "check"; schema: unknown }
+    | { op: "validate"; key: string; data: unknown; schema?: unknown };
+  /** A validate's schema, sent only to a worker that does not hold its validator yet. */
+  schema?: unknown;
+  limit: Limit;
+  resolve: (reply: WorkerReply) => void;
+  reject: (err: Error) => void;
+};
+
+/** A worker, and its job; `ready` once it has loaded, when its time limits can start. */
+type Slot = {
+  worker: Worker;
+  ready: boolean;
+  job: Job | null;
+  timer: NodeJS.Timeout | null;
+  known: Set<string>;
+};
+
+/** The worker's script: the bundle beside the gateway's in an image, the TypeScript source here. */
+function spawn(settings: WorkerSettings, heapMb: number): Worker {
+  const resourceLimits = {
+    maxOldGenerationSizeMb: heapMb,
+    maxYoungGenerationSizeMb: Math.min(16, heapMb / 4),
+  };
+  if (!import.meta.url.endsWith(".ts")) {
+    return new Worker(new URL("./schema-worker.mjs", import.meta.url), {
+      workerData: settings,
+      resourceLimits,
+    });
+  }
+  // tsx's ESM API, by its package's exports: require.resolve would give its CommonJS build.
+  const tsxRoot = dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
+  const exported = JSON.parse(readFileSync(join(tsxRoot, "package.json"), "utf8")).exports["./esm/api"];
+  const tsx = pathToFileURL(join(tsxRoot, exported.import.default)).href;
+  const source = new URL("./worker.ts", import.meta.url).href;
+  const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(code, { eval: true, workerData: settings, resourceLimits });
+}
+
+/**
+ * The schema workers, shared fairly between accounts: each account waits in a queue of its
+ * own, the queues are served in turn, and no account runs on more than all workers but one
+ * while another waits. A check past its time limit ends its worker (the only way to stop a
+ * synchronous compile) and a new one takes its place: one account's schema costs at most its
+ * own time limit, on one worker, and never the gateway's event loop.
+ */
+export class SchemaPool {
+  private readonly slots: Slot[] = [];
+  private readonly queues = new Map<string, Job[]>();
+  private readonly running = new Map<string, number>();
+  private nextId = 1;
+  private closed = false;
+  /**
+   * Checks answered lately, by the schema's JSON: the dashboard's editor checks the same
+   * schema again and again, and a schema over a time limit is refused at once the next time.
+   */
+  private readonly checked = new Map<string, CheckReply>();
+  /** What the workers did, for the gateway's metrics. */
+  readonly counts = { checks: 0, checks_cached: 0, validations: 0, over_limit: 0, queue_full: 0 };
+
+  constructor(
+    private readonly options: SchemaPoolOptions,
+    private readonly logger: Logger,
+  ) {
+    for (let i = 0; i < options.workers; i++) this.slots.push(this.start());
+  }
+
+  /** Checks and compiles `schema`: its problems (none when valid) and its example. */
+  async check(account: string, schema: unknown): Promise<CheckReply> {
+    const key = createHash("sha256")
+      .update(JSON.stringify(schema) ?? "")
+      .digest("base64");
+    const known = this.checked.get(key);
+    if (known) {
+      this.counts.checks_cached++;
+      return known;
+    }
+    let reply: CheckReply;
+    try {
+      const answer = await this.ask({
+        account,
+        request: { op: "check", schema },
+        limit: "SCHEMA_COMPILE_TIMEOUT",
+      });
+      if (answer.op !== "check") throw new Error("a schema worker answered out of turn");
+      reply = { op: "check", problems: answer.problems, example: answer.example };
+    } catch (err) {
+      if (!(err instanceof SchemaTooCostly)) throw err;
+      reply = { op: "check", problems: [{ path: "/", message: err.message }], example: null };
+    }
+    this.counts.checks++;
+    if (this.checked.size >= CHECKS_KEPT) this.checked.delete(this.checked.keys().next().value as string);
+    this.checked.set(key, reply);
+    return reply;
+  }
+
+  /** Checks `data` against `schema`, whose validator the workers keep under `key` (a type's id and version). */
+  async validate(account: string, key: string, schema: unknown, data: unknown): Promise<ValidateReply> {
+    const request = { op: "validate" as const, key, data };
+    this.counts.validations++;
+    for (;;) {
+      const reply = await this.ask({ account, request, schema, limit: "SCHEMA_VALIDATE_TIMEOUT" });
+      if (reply.op !== "validate") throw new Error("a schema worker answered out of turn");
+      if (!("missing" in reply)) return reply;
+      // The worker dropped the validator since: again, with the schema.
+      for (const slot of this.slots) slot.known.delete(key);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const queue of this.queues.values())
+      for (const job of queue.splice(0)) job.reject(new Error("the gateway is shutting down"));
+    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+  }
+
+  private ask(job: Omit<Job, "resolve" | "reject">): Promise<WorkerReply> {
+    if (this.closed) return Promise.reject(new Error("the gateway is shutting down"));
+    const queue = this.queues.get(job.account) ?? [];
+    if (queue.length >= this.options.queuePerAccount) {
+      this.counts.queue_full++;
+      return Promise.reject(new SchemaQueueFull());
+    }
+    return new Promise<WorkerReply>((resolve, reject) => {
+      queue.push({ ...job, resolve, reject });
+      this.queues.set(job.account, queue);
+      this.dispatch();
+    });
+  }
+
+  private start(): Slot {
+    const worker = spawn({ cacheBytes: this.options.cacheBytes }, this.options.heapMb);
+    const slot: Slot = { worker, ready: false, job: null, timer: null, known: new Set() };
+    worker.unref();
+    worker.on("message", (reply: WorkerReply | "ready") => {
+      if (reply !== "ready") return this.finished(slot, reply);
+      slot.ready = true;
+      this.dispatch();
+    });
+    worker.on("error", (err) => this.lost(slot, err));
+    worker.on("exit", (code) => {
+      if (!this.closed && this.slots.includes(slot))
+        this.lost(slot, new Error(`schema worker exited with ${code}`));
+    });
+    return slot;
+  }
+
+  /** The worker of `slot` died or was stopped: its job fails, and a new worker takes its place. */
+  private lost(slot: Slot, err: Error): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0) return;
+    const job = this.release(slot);
+    void slot.worker.terminate();
+    if (!this.closed) this.slots[index] = this.start();
+    if (job) {
+      const memory = (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
+      job.reject(
+        memory
+          ? new SchemaTooCostly("memory", `needs more than ${this.options.heapMb} MiB to compile or check`)
+          : err instanceof SchemaTooCostly
+            ? err
+            : new Error(`schema worker failed: ${err.message}`),
+      );
+    }
+    this.dispatch();
+  }
+
+  private finished(slot: Slot, reply: WorkerReply): void {
+    const job = this.release(slot);
+    if (!job) return;
+    if (reply.warnings.length) {
+      this.logger.warn(
+        { account: job.account, warnings: reply.warnings, more: reply.warningsMore },
+        "schema compiler warnings",
+      );
+    }
+    if (job.request.op === "validate" && !("missing" in reply)) slot.known.add(job.request.key);
+    job.resolve(reply);
+    this.dispatch();
+  }
+
+  private release(slot: Slot): Job | null {
+    const job = slot.job;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.job = null;
+    slot.timer = null;
+    if (job) this.running.set(job.account, (this.running.get(job.account) ?? 1) - 1);
+    return job;
+  }
+
+  /** Gives each idle worker the next job, taking accounts in turn. */
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (slot.job || !slot.ready) continue;
+      const job = this.next();
+      if (!job) return;
+      slot.job = job;
+      this.running.set(job.account, (this.running.get(job.account) ?? 0) + 1);
+      const timeoutMs =
+        job.limit === "SCHEMA_COMPILE_TIMEOUT"
+          ? this.options.compileTimeoutMs
+          : this.options.validateTimeoutMs;
+      slot.timer = setTimeout(() => {
+        this.counts.over_limit++;
+        const took = timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+        this.lost(slot, new SchemaTooCostly(job.limit, `took longer than ${took} (${job.limit})`));
+      }, timeoutMs);
+      const request: WorkerRequest = { id: this.nextId++, ...job.request };
+      if (request.op === "validate" && job.schema !== undefined && !slot.known.has(request.key))
+        request.schema = job.schema;
+      slot.worker.postMessage(request);
+    }
+  }
+
+  private next(): Job | undefined {
+    const share = Math.max(1, this.slots.length - 1);
+    for (const [account, queue] of this.queues) {
+      if ((this.running.get(account) ?? 0) >= share) continue;
+      const job = queue.shift();
+      // Served: to the back of the turn.
+      this.queues.delete(account);
+      if (queue.length) this.queues.set(account, queue);
+      if (job) return job;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,171 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+/**
+ * Schemas and payloads written to stall the gateway, each of which did: the gateway runs in
+ * this process, so its event loop is this test's, and its delay is measured while they run.
+ */
+let gw: TestGateway;
+let otherKey: string;
+const loop = monitorEventLoopDelay({ resolution: 10 });
+beforeAll(async () => {
+  gw = await startGateway({ SCHEMA_VALIDATE_TIMEOUT: "300ms" });
+  otherKey = await gw.newAccount("Neighbour");
+  for (const key of [gw.key, otherKey])
+    await gw.request("POST", "/v3/apps", { key, json: { uid: "acme", name: "Acme" } });
+  await gw.request("POST", "/v3/event-types", {
+    key: otherKey,
+    json: { name: "plain.sent", schema: { type: "object", required: ["id"] } },
+  });
+  loop.enable();
+});
+afterAll(async () => {
+  loop.disable();
+  await gw.close();
+});
+
+const createType = (name: string, schema: unknown) =>
+  gw.request("POST", "/v3/event-types", { json: { name, schema } });
+const send = (type: string, data: unknown, key = gw.key) =>
+  gw.request("POST", "/v3/events", { key, json: { app: "acme", type, data } });
+
+/** The longest the event loop was held while `work` ran. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
+  loop.reset();
+  const result = await work();
+  return { result, stallMs: loop.max / 1e6 };
+}
+
+/** 22 levels of `oneOf: [$ref, $ref]` down to a string: 4 million checks of one value. */
+function doublingDefs(levels: number): Record<string, unknown> {
+  const defs: Record<string, unknown> = { [`a${levels}`]: { type: "string" } };
+  for (let i = 0; i < levels; i++)
+    defs[`a${i}`] = { oneOf: [{ $ref: `#/$defs/a${i + 1}` }, { $ref: `#/$defs/a${i + 1}` }] };
+  return defs;
+}
+
+describe("a hostile schema or payload", () => {
+  it("a backtracking pattern checks a 35-character attack, and a 100,000-character one, at once", async () => {
+    const schema = { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } };
+    expect((await createType("regex.evil", schema)).status).toBe(201);
+    for (const length of [35, 100_000]) {
+      const { result, stallMs } = await longestStall(() =>
+        send("regex.evil", { s: `${"a".repeat(length)}!` }),
+      );
+      expect(result.status).toBe(422);
+      expect(result.body.error).toMatchObject({ code: "schema_validation_failed", param: "data" });
+      expect(stallMs).toBeLessThan(1000);
+    }
+    expect((await send("regex.evil", { s: "aaaa" })).status).toBe(201);
+  });
+
+  it("a pattern only a backtracking engine can run is refused when the type is made", async () => {
+    const res = await createType("regex.backref", { type: "string", pattern: "^(a)\\1$" });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_schema", param: "schema" });
+    expect(res.body.error.message).toMatch(/pattern "\^\(a\)\\\\1\$" is not supported.*RE2/);
+  });
+
+  it("a 100-byte schema whose example would be 1000⁸ values is refused, naming the limit", async () => {
+    const schema = {
+      $defs: { a: { type: "array", minItems: 1000, items: { $ref: "#/$defs/a" } } },
+      $ref: "#/$defs/a",
+    };
+    const { result, stallMs } = await longestStall(() => createType("example.huge", schema));
+    expect(result.status).toBe(400);
+    expect(result.body.error.message).toContain("example size");
+    expect(stallMs).toBeLessThan(1000);
+    const checked = await gw.request("POST", "/v3/json-schema/validate", { json: { schema } });
+    expect(checked.body).toMatchObject({ valid: false, example: null });
+  });
+
+  it("a type stored before the budgets still lists, with no example", async () => {
+    const db = new pg.Client({ connectionString: gw.databaseUrl });
+    await db.connect();
+    try {
+      const schema = {
+        type: "array",
+        minItems: 100_000_000,
+        items: { type: "string", minLength: 100_000_000 },
+      };
+      await db.query(
+        `INSERT INTO event_types (id, account_id, name, description, schema, created_at, updated_at)
+         SELECT 'evtt_legacy0000000000000000', account_id, 'legacy.huge', '', $1, now(), now()
+           FROM event_types WHERE name = 'regex.evil'`,
+        [JSON.stringify(schema)],
+      );
+    } finally {
+      await db.end();
+    }
+    const { result, stallMs } = await longestStall(() => gw.request("GET", "/v3/event-types?limit=100"));
+    expect(result.status).toBe(200);
+    expect(result.body.data.find((t: { name: string }) => t.name === "legacy.huge")).toMatchObject({
+      example: null,
+    });
+    expect(stallMs).toBeLessThan(1000);
+  });
+
+  it.each([
+    ["schema size", { type: "object", description: "x".repeat(70_000) }, "/"],
+    [
+      "schema depth",
+      JSON.parse(`${'{"not":'.repeat(40)}{}${"}".repeat(40)}`),
+      expect.stringMatching(/^\/not/),
+    ],
+    ["schema expansion", { $defs: doublingDefs(22), $ref: "#/$defs/a0" }, "/"],
+  ])("a schema over its %s is refused, naming the limit", async (limit, schema, path) => {
+    const { result, stallMs } = await longestStall(() =>
+      createType(`over.${limit.replace(" ", "_")}`, schema),
+    );
+    expect(result.status).toBe(400);
+    expect(result.body.error.details).toEqual([{ path, message: expect.stringContaining(`(${limit})`) }]);
+    expect(stallMs).toBeLessThan(1000);
+  });
+
+  it("a $ref that leads back to itself without entering the data is refused where it is", async () => {
+    const res = await createType("ref.loop", {
+      $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }, { type: "string" }] } },
+      $ref: "#/$defs/a",
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([
+      { path: "/$defs/a", message: expect.stringContaining("never end") },
+    ]);
+  });
+
+  it("data that would take exponential time is stopped at SCHEMA_VALIDATE_TIMEOUT; others' events go on", async () => {
+    const schema = {
+      $defs: {
+        n: { allOf: [{ $ref: "#/$defs/m" }, { $ref: "#/$defs/m" }] },
+        m: { type: "object", properties: { c: { $ref: "#/$defs/n" } } },
+      },
+      $ref: "#/$defs/n",
+    };
+    expect((await createType("doubling.sent", schema)).status).toBe(201);
+    let data: unknown = {};
+    for (let i = 0; i < 40; i++) data = { c: data };
+    const slow = send("doubling.sent", data);
+    const neighbour = await send("plain.sent", { id: "n1" }, otherKey);
+    expect(neighbour.status).toBe(201);
+    const { result, stallMs } = await longestStall(() => slow);
+    expect(result.status).toBe(422);
+    expect(result.body.error).toMatchObject({ code: "schema_too_costly", param: "data" });
+    expect(result.body.error.message).toContain("SCHEMA_VALIDATE_TIMEOUT");
+    expect(stallMs).toBeLessThan(1000);
+  });
+
+  it("uniqueItems over 20,000 objects is checked in linear time", async () => {
+    expect(
+      (await createType("unique.sent", { type: "object", properties: { a: { uniqueItems: true } } })).status,
+    ).toBe(201);
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ i, tag: "t" }));
+    expect((await send("unique.sent", { a: items })).status).toBe(201);
+    const res = await send("unique.sent", { a: [...items, { tag: "t", i: 7 }] });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { path: "/a", message: "must NOT have duplicate items (items ## 7 and 20000 are identical)" },
+    ]);
+  });
+});
