@@ -21,6 +21,8 @@ describe("destinations", () => {
     "ff02::1",
     "::ffff:127.0.0.1",
     "::ffff:10.1.2.3",
+    "::ffff:7f00:1",
+    "::ffff:a9fe:a9fe",
   ])("refuses %s", (address) => {
     expect(isBlockedAddress(address)).toBe(true);
   });
@@ -31,6 +33,39 @@ describe("destinations", () => {
       expect(isBlockedAddress(address)).toBe(false);
     },
   );
+
+  // Ranges that embed an IPv4 address a NAT64 gateway, a 6to4 or Teredo relay, or the host may
+  // unwrap: each with 127.0.0.1 or 169.254.169.254 inside, as an attacker would write them.
+  it.each([
+    ["NAT64 local-use 64:ff9b:1::/48", "64:ff9b:1::7f00:1"],
+    ["NAT64 well-known 64:ff9b::/96", "64:ff9b::a9fe:a9fe"],
+    ["6to4 2002::/16", "2002:7f00:1::1"],
+    ["6to4 2002::/16, metadata", "2002:a9fe:a9fe::"],
+    ["Teredo 2001::/32", "2001:0:4136:e378:8000:63bf:80ff:fffe"],
+    ["IPv4-compatible ::/96", "::127.0.0.1"],
+    ["IPv4-compatible ::/96, hex", "::a9fe:a9fe"],
+    ["IPv4-translated ::ffff:0:0:0/96", "::ffff:0:7f00:1"],
+    ["IPv4-translated ::ffff:0:0:0/96, dotted", "::ffff:0:169.254.169.254"],
+    ["site-local fec0::/10", "fec0::1"],
+    ["site-local fec0::/10, upper end", "feff::1"],
+    ["benchmarking 2001:2::/48", "2001:2::1"],
+    ["ORCHID 2001:10::/28", "2001:10::1"],
+  ])("refuses %s (%s)", (_range, address) => {
+    expect(isBlockedAddress(address)).toBe(true);
+    expect(blockedLiteral(new URL(`http://[${address}]/hook`))).not.toBeNull();
+  });
+
+  it.each([
+    "2001:4860:4860::8888",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "64:ff9b:2::1",
+    "2003::1",
+    "::ffff:1.1.1.1",
+    "::ffff:101:101",
+  ])("allows public %s beside those ranges", (address) => {
+    expect(isBlockedAddress(address)).toBe(false);
+  });
 
   it("spots refused IP literals in URLs, IPv6 in brackets too", () => {
     expect(blockedLiteral(new URL("http://127.0.0.1:8080/x"))).toBe("127.0.0.1");

@@ -27,25 +27,63 @@ for (const [net, prefix] of [
 ] as const) {
   blocked.addSubnet(net, prefix, "ipv4");
 }
+// IPv6, with every range that embeds an IPv4 address a gateway or the host may unwrap into
+// one (NAT64, 6to4, Teredo, IPv4-compatible and -translated): a public-looking IPv6 address
+// can carry 127.0.0.1 or 169.254.169.254 through them.
 for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["64:ff9b::", 96],
-  ["100::", 64],
-  ["2001:db8::", 32],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
+  ["::", 96], // unspecified, loopback, and the deprecated IPv4-compatible ::a.b.c.d
+  ["::ffff:0:0:0", 96], // IPv4-translated (SIIT)
+  ["64:ff9b::", 96], // NAT64, well-known prefix
+  ["64:ff9b:1::", 48], // NAT64, local-use prefix
+  ["100::", 64], // discard-only
+  ["2001::", 32], // Teredo
+  ["2001:2::", 48], // benchmarking
+  ["2001:10::", 28], // ORCHID
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4
+  ["fc00::", 7], // unique local
+  ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated, still routed on some networks)
+  ["ff00::", 8], // multicast
 ] as const) {
   blocked.addSubnet(net, prefix, "ipv6");
+}
+
+/** The 16 bytes of an IPv6 address (valid per isIP), `::` expanded and a dotted tail read. */
+function ipv6Bytes(address: string): number[] {
+  let text = address.split("%")[0]!.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  const tail: number[] = [];
+  if (dotted) {
+    tail.push(...dotted.slice(1).map(Number));
+    text = text.slice(0, dotted.index);
+    if (!text.endsWith("::")) text = text.slice(0, -1);
+  }
+  const [head, rest] = text.includes("::") ? text.split("::") : [text, undefined];
+  const groups = (part: string | undefined) =>
+    part
+      ? part
+          .split(":")
+          .filter(Boolean)
+          .map((g) => Number.parseInt(g, 16))
+      : [];
+  const before = groups(head);
+  const after = groups(rest);
+  const groupCount = 8 - tail.length / 2;
+  const middle = rest === undefined ? [] : Array(groupCount - before.length - after.length).fill(0);
+  const words = [...before, ...middle, ...after].slice(0, groupCount);
+  return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
 }
 
 export function isBlockedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return blocked.check(address, "ipv4");
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, "ipv4");
+  // IPv4-mapped (::ffff:a.b.c.d, also written ::ffff:7f00:1): the IPv4 address's own rules.
+  const bytes = ipv6Bytes(address);
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
+    return blocked.check(bytes.slice(12).join("."), "ipv4");
+  }
   return blocked.check(address, "ipv6");
 }
 
