@@ -7,4 +7,9 @@ export { createPrisma, Prisma, PrismaClient } from "./client.ts";
 export { idFloor, isId, newId } from "./ids.ts";
 export { ensureDatabase, migrate } from "./migrate.ts";
 export { createPool, type Pool } from "./pool.ts";
-export { createSecretBox, type SecretBox } from "./secrets.ts";
+export {
+  createSecretBox,
+  endpointHeadersContext,
+  endpointSecretContext,
+  type SecretBox,
+} from "./secrets.ts";

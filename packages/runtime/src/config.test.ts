@@ -45,6 +45,21 @@ describe("config", () => {
     expect(parseEncryptionKey(key.toString("hex"))).toEqual(key);
     expect(parseEncryptionKey(randomBytes(16).toString("base64"))).toBeNull();
     expect(parseEncryptionKey("short")).toBeNull();
+    expect(parseEncryptionKey(key.toString("base64url"))).toEqual(key);
+    expect(parseEncryptionKey(`${key.toString("base64")}\n`)).toEqual(key);
+    // What Node's lenient decoder would have read as some other 32 bytes.
+    const b64 = key.toString("base64");
+    for (const typo of [
+      `${b64.slice(0, 10)}!${b64.slice(11)}`,
+      `${b64.slice(0, 20)} ${b64.slice(20)}`,
+      `${b64}=`,
+    ])
+      expect(parseEncryptionKey(typo), typo).toBeNull();
+    // The last character carries 2 spare bits, zero in a key's encoding; set, Node reads the same key.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const spare = `${b64.slice(0, 42)}${alphabet[alphabet.indexOf(b64[42]!) + 1]}=`;
+    expect(Buffer.from(spare, "base64")).toEqual(key);
+    expect(parseEncryptionKey(spare)).toBeNull();
     const r = new ConfigReader({ ENCRYPTION_KEY: "short" });
     r.encryptionKey("a hint");
     expect(r.problems).toEqual(["ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded"]);

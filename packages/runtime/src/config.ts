@@ -24,11 +24,20 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** 32 bytes, given as 64 hex digits or as base64; null for anything else. */
 export function parseEncryptionKey(value: string): Buffer | null {
-  const candidates = [
-    /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : null,
-    Buffer.from(value, "base64"),
-  ];
-  return candidates.find((b) => b !== null && b.length === 32) ?? null;
+  // Exactly 32 bytes as 64 hex digits, or as base64 (padded, or base64url unpadded), around
+  // which only a file's trailing newline is forgiven. Node's base64 decoder skips what it
+  // cannot read, so a typo would otherwise be a different key: each must encode back the same.
+  const text = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, "hex");
+  for (const [form, encoding] of [
+    [/^[A-Za-z0-9+/]{43}=$/, "base64"],
+    [/^[A-Za-z0-9_-]{43}$/, "base64url"],
+  ] as const) {
+    if (!form.test(text)) continue;
+    const key = Buffer.from(text, encoding);
+    return key.toString(encoding) === text ? key : null;
+  }
+  return null;
 }
 
 export class ConfigReader {

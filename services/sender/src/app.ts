@@ -23,12 +23,14 @@ function openedSecrets(box: SecretBox): SecretBox {
   const opened = new Map<string, string>();
   return {
     seal: box.seal,
-    open(sealed) {
-      let plain = opened.get(sealed);
+    open(sealed, context) {
+      // Keyed by the context too: a value opens only where it was sealed.
+      const key = `${context}\n${sealed}`;
+      let plain = opened.get(key);
       if (plain === undefined) {
-        plain = box.open(sealed);
+        plain = box.open(sealed, context);
         if (opened.size >= 10_000) opened.clear();
-        opened.set(sealed, plain);
+        opened.set(key, plain);
       }
       return plain;
     },

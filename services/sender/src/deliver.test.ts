@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorKind, parseRetryAfter } from "./deliver.ts";
+import { errorKind, parseRetryAfter, spanUrl } from "./deliver.ts";
 
 describe("attempt failures", () => {
   it.each([
@@ -21,5 +21,26 @@ describe("attempt failures", () => {
     expect(parseRetryAfter(new Date(Date.now() + 30_000).toUTCString(), Date.now())).toBeGreaterThan(28_000);
     expect(parseRetryAfter("soon")).toBeNull();
     expect(parseRetryAfter(undefined)).toBeNull();
+  });
+});
+
+describe("the URL a trace shows", () => {
+  it.each([
+    [
+      "https://hooks.slack.com/services/T0123ABCD/B0456EFGH/XyZ12abcDEF34ghiJKL56mno",
+      "https://hooks.slack.com/services/{redacted}/{redacted}/{redacted}",
+    ],
+    [
+      "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz_0123456789-abcdefghijklmnopqrstuvwxyzABCDEF",
+      "https://discord.com/api/webhooks/{redacted}/{redacted}",
+    ],
+    [
+      "https://user:hunter2@example.com:8443/hooks/orders?token=s3cr3t",
+      "https://example.com:8443/hooks/orders",
+    ],
+    ["https://example.com/webhooks/herald", "https://example.com/webhooks/herald"],
+    ["http://example.com/", "http://example.com/"],
+  ])("scrubs %s", (url, shown) => {
+    expect(spanUrl(new URL(url))).toBe(shown);
   });
 });

@@ -1,7 +1,7 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { type AttemptCompletedV1, type AttemptRequestedV1, redactHeaders } from "@herald/contracts";
-import type { SecretBox } from "@herald/db/secrets";
+import { endpointSecretContext, type SecretBox } from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
@@ -141,7 +141,9 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   }
   if (!options.allowPrivate && blockedLiteral(url)) return failed("blocked_destination");
   const timestamp = Math.floor(Date.now() / 1000);
-  const secrets = request.secrets.map((s) => options.secrets.open(s));
+  const secrets = request.secrets.map((s) =>
+    options.secrets.open(s, endpointSecretContext(request.endpoint_id)),
+  );
   // Recorded with the outcome as sent, credential-like values redacted: the portal shows an
   // attempt's request, and a token in an endpoint's custom headers must not be kept with each.
   const headers: Record<string, string> = {
@@ -152,13 +154,11 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
   };
-  // The outgoing call as a CLIENT span with the HTTP semantic conventions. The query string
-  // is left out of url.full: it may carry a customer's token. No header or body is recorded.
-  const target = new URL(url);
-  target.search = "";
+  // The outgoing call as a CLIENT span with the HTTP semantic conventions. No header or body is
+  // recorded, and url.full is scrubbed of what may be a customer's token (spanUrl).
   const attributes = {
     "http.request.method": "POST",
-    "url.full": target.toString(),
+    "url.full": spanUrl(url),
     "server.address": url.hostname,
     "server.port": Number(url.port) || (url.protocol === "https:" ? 443 : 80),
     "herald.event_id": request.event_id,
@@ -182,6 +182,22 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     }
     return outcome;
   });
+}
+
+/**
+ * An endpoint's URL as traces show it. Tokens ride in URLs: in the query, in user info, and in
+ * the path (Slack's /services/T…/B…/<token>, Discord's /api/webhooks/<id>/<token>). The query
+ * and user info are dropped; a path segment that could be a token (8 characters or more with a
+ * digit, or 16 or more of any kind) becomes `{redacted}`, words such as `webhooks` stay.
+ */
+export function spanUrl(url: URL): string {
+  const path = url.pathname
+    .split("/")
+    .map((segment) =>
+      (segment.length >= 8 && /\d/.test(segment)) || segment.length >= 16 ? "{redacted}" : segment,
+    )
+    .join("/");
+  return `${url.protocol}//${url.host}${path}`;
 }
 
 async function call(

@@ -41,6 +41,8 @@ export async function withIdempotency(
   if (key.length < 1 || key.length > 255)
     throw invalid("Idempotency-Key", "Idempotency-Key must be 1 to 255 characters.");
   const id = { accountId_key: { accountId, key } };
+  // The stored reply opens only as this account's reply to this key.
+  const context = `idempotency:${accountId}:${key}`;
   await prisma.idempotencyRecord.deleteMany({
     where: { accountId, key, createdAt: { lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } },
   });
@@ -71,7 +73,7 @@ export async function withIdempotency(
       );
     }
     const sealed = (found.responseBody as { sealed: string }).sealed;
-    return { status: found.responseStatus, body: JSON.parse(secrets.open(sealed)), replayed: true };
+    return { status: found.responseStatus, body: JSON.parse(secrets.open(sealed, context)), replayed: true };
   }
   try {
     const reply = await run();
@@ -79,7 +81,7 @@ export async function withIdempotency(
       where: id,
       data: {
         responseStatus: reply.status ?? 200,
-        responseBody: { sealed: secrets.seal(JSON.stringify(reply.body)) },
+        responseBody: { sealed: secrets.seal(JSON.stringify(reply.body), context) },
       },
     });
     return reply;
@@ -89,7 +91,7 @@ export async function withIdempotency(
         where: id,
         data: {
           responseStatus: err.status,
-          responseBody: { sealed: secrets.seal(JSON.stringify(err.toBody())) },
+          responseBody: { sealed: secrets.seal(JSON.stringify(err.toBody()), context) },
         },
       });
     } else {

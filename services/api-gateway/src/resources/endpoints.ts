@@ -1,4 +1,4 @@
-import { isId, newId, type PrismaClient } from "@herald/db";
+import { endpointSecretContext, isId, newId, type PrismaClient } from "@herald/db";
 import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
@@ -173,13 +173,13 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) 
   };
 }
 
-function secretReply(deps: Deps, e: { secret: string; previousSecretExpiresAt: Date | null }) {
+function secretReply(deps: Deps, e: { id: string; secret: string; previousSecretExpiresAt: Date | null }) {
   const live =
     e.previousSecretExpiresAt && e.previousSecretExpiresAt > new Date() ? e.previousSecretExpiresAt : null;
   return {
     body: {
       object: "endpoint_secret",
-      secret: deps.secrets.open(e.secret),
+      secret: deps.secrets.open(e.secret, endpointSecretContext(e.id)),
       previous_secret_expires_at: iso(live),
     },
   };
@@ -218,15 +218,16 @@ export const endpointRoutes: RouteSpec[] = [
       checkScope(account, app.id, "app", body.app, "app");
       const input = await checkedInput(deps, account.id, body);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
+      const id = newId("endpoint");
       const created = await withLiveApp(deps.prisma, { id: app.id, ref: body.app, param: "app" }, (tx) =>
         tx.endpoint.create({
           data: {
-            id: newId("endpoint"),
+            id,
             accountId: account.id,
             appId: app.id,
             url: input.url!,
             ...input,
-            secret: deps.secrets.seal(secret),
+            secret: deps.secrets.seal(secret, endpointSecretContext(id)),
             flow: { create: {} },
           },
           include: { flow: true },
@@ -337,7 +338,7 @@ export const endpointRoutes: RouteSpec[] = [
       const updated = await deps.prisma.endpoint.update({
         where: { id: found.id },
         data: {
-          secret: deps.secrets.seal(secret),
+          secret: deps.secrets.seal(secret, endpointSecretContext(found.id)),
           previousSecret: found.secret,
           previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS),
           updatedAt: new Date(),
