@@ -190,37 +190,64 @@ describe("replaying an endpoint's failed deliveries", () => {
     await seed.delivery({ eventId: events[3]!, endpointId: ep, status: "retrying" });
     await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
 
-    const all = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { form: {} });
-    expect(all.status).toBe(202);
-    expectMatches(all.body, "Replay");
-    expect(all.body).toMatchObject({ object: "replay", endpoint: ep, queued: 2, status: "queued" });
-
+    // Each replay counts what no unfinished replay counted before it: here no dispatcher runs,
+    // so none finishes.
     const since = await gw.request("POST", `/v3/endpoints/${ep}/replay`, {
       form: { since: Math.floor((Date.now() - 600_000) / 1000) },
     });
-    expect(since.body.queued).toBe(1);
+    expect(since.status).toBe(202);
+    expectMatches(since.body, "Replay");
+    expect(since.body).toMatchObject({ object: "replay", endpoint: ep, queued: 1, status: "queued" });
     const sinceIso = await gw.request("POST", `/v3/endpoints/${ep}/replay`, {
       json: { since: new Date(old.getTime() - 1000).toISOString() },
     });
-    expect(sinceIso.body.queued).toBe(2);
-    const one = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: events[0] } });
-    expect(one.body).toMatchObject({ queued: 1, event: events[0] });
+    expect(sinceIso.body.queued).toBe(1);
+    const all = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { form: {} });
+    expect(all.body).toMatchObject({ queued: 0, status: "completed" });
     const none = await gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: events[2] } });
-    expect(none.body).toMatchObject({ queued: 0, status: "completed" });
+    expect(none.body).toMatchObject({ queued: 0, status: "completed", event: events[2] });
 
-    expect((await gw.request("GET", `/v3/replays/${all.body.id}`)).body).toEqual(all.body);
+    expect((await gw.request("GET", `/v3/replays/${since.body.id}`)).body).toEqual(since.body);
     await expect
       .poll(async () => await gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 })
       .toBe(0);
     const messages = await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
-    // One message per replay that queued something; the empty one needs no dispatcher work.
-    expect(messages.map((m) => m.name)).toEqual(Array(4).fill("replay.requested.v1"));
+    // One message per replay that queued something; the empty ones need no dispatcher work.
+    expect(messages.map((m) => m.name)).toEqual(Array(2).fill("replay.requested.v1"));
     expect(messages[0]!.body).toMatchObject({
-      replay_id: all.body.id,
+      replay_id: since.body.id,
       endpoint_id: ep,
-      since: null,
       event_id: null,
+      claimed: true,
     });
+  });
+
+  it("counts each delivery once when replays are asked for at the same moment", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://example.com/race" } })
+    ).body.id as string;
+    const events: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const event = await gw.request("POST", "/v3/events", {
+        json: { app: "acme", type: "invoice.paid", data: { i } },
+      });
+      events.push(event.body.id);
+      await seed.delivery({ eventId: event.body.id, endpointId: ep, status: "failed" });
+    }
+    for (let round = 0; round < 3; round++) {
+      const before = new Date(Date.now() - 3600_000).toISOString();
+      // One event's, and since a time before it: at once, as a client retrying might.
+      const asked = await Promise.all([
+        gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: events[round] } }),
+        gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: { since: before } }),
+        gw.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} }),
+      ]);
+      expect(asked.map((r) => r.status)).toEqual([202, 202, 202]);
+      // Every failed delivery counted by exactly one of them.
+      expect(asked.reduce((sum, r) => sum + r.body.queued, 0)).toBe(round === 0 ? 6 : 0);
+      expect(asked[0]!.body.queued).toBeLessThanOrEqual(1);
+    }
+    await drainQueue(topologyNames(gw.prefix).queues.dispatcherControl);
   });
 
   it("refuses a bad since, an unknown event and a disabled endpoint", async () => {

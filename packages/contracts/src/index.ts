@@ -56,6 +56,11 @@ export type ReplayRequestedV1 = {
   since: string | null;
   event_id: string | null;
   cutoff: string;
+  /**
+   * The replay claimed its deliveries when it was asked for (deliveries.replay_id): it takes
+   * those. Absent from replays asked for before claims, which take what matches.
+   */
+  claimed?: boolean;
 };
 
 /**
@@ -171,6 +176,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       since: nullableString,
       event_id: nullableString,
       cutoff: isoTime,
+      claimed: { type: "boolean", nullable: true },
     },
   },
   "attempt.requested.v1": {

@@ -30,6 +30,7 @@ export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1
     since: message.since ? new Date(message.since) : null,
     cutoff: new Date(message.cutoff),
     eventId: message.event_id,
+    claimed: message.claimed === true,
   };
   const until = Date.now() + SLICE_MS;
   for (let more = true; more; ) {

@@ -21,7 +21,7 @@ export {
   unrelease,
   wakeForgotten,
 } from "./release.ts";
-export { completeReplay, type ReplaySpec, replayBatch, startReplay } from "./replay.ts";
+export { claimReplay, completeReplay, type ReplaySpec, replayBatch, startReplay } from "./replay.ts";
 export {
   type AttemptResult,
   type Recorded,

@@ -12,7 +12,34 @@ export type ReplaySpec = {
   cutoff: Date;
   /** Only this event's. */
   eventId: string | null;
+  /** Take the deliveries the replay claimed when it was asked for (claimReplay), and only those. */
+  claimed: boolean;
 };
+
+/**
+ * Claims for `replayId` the endpoint's `failed` deliveries it matches and no unfinished replay
+ * claimed, in id order (the locking rule), and returns how many: the replay's exact `queued`.
+ * Run (`execute`: a statement's row count) in the transaction that creates the replay: one
+ * asked for at the same moment waits on these rows, then finds them claimed.
+ */
+export async function claimReplay(
+  execute: (text: string, values: unknown[]) => Promise<number>,
+  spec: Omit<ReplaySpec, "claimed">,
+): Promise<number> {
+  return execute(
+    // When a delivery failed: its last attempt, or (failed without one, its endpoint disabled)
+    // when it took the status.
+    `WITH matching AS (
+       SELECT id FROM deliveries
+       WHERE endpoint_id = $1 AND status = 'failed' AND replay_id IS NULL
+         AND COALESCE(last_attempt_at, updated_at) <= $2
+         AND ($3::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= $3::timestamptz)
+         AND ($4::text IS NULL OR event_id = $4::text)
+       ORDER BY id FOR UPDATE)
+     UPDATE deliveries d SET replay_id = $5 FROM matching m WHERE d.id = m.id`,
+    [spec.endpointId, spec.cutoff, spec.since, spec.eventId, spec.replayId],
+  );
+}
 
 /** Marks the replay `running`; false when there is nothing to do (unknown, or completed). */
 export async function startReplay(db: Queryable, replayId: string): Promise<boolean> {
@@ -37,15 +64,22 @@ export async function replayBatch(
   limit: number,
 ): Promise<{ attemptIds: string[]; more: boolean }> {
   return inTransaction(pool, async (tx) => {
+    // Claimed: those. Asked for before claims: what matches, as it was counted then.
+    const matching = spec.claimed
+      ? { where: "d.replay_id = $2", values: [spec.replayId] }
+      : {
+          where: `COALESCE(d.last_attempt_at, d.updated_at) <= $2
+             AND ($3::timestamptz IS NULL OR COALESCE(d.last_attempt_at, d.updated_at) >= $3::timestamptz)
+             AND ($4::text IS NULL OR d.event_id = $4::text)`,
+          values: [spec.cutoff, spec.since, spec.eventId],
+        };
     const { rows: candidates } = await tx.query<{ id: string }>(
       // Nothing more once the endpoint is deleted or disabled mid-way (or its app deleted).
       `SELECT d.id FROM deliveries d JOIN endpoints ep ON ep.id = d.endpoint_id
        WHERE d.endpoint_id = $1 AND d.status = 'failed' AND ep.deleted_at IS NULL AND NOT ep.disabled
-         AND COALESCE(d.last_attempt_at, d.updated_at) <= $2
-         AND ($3::timestamptz IS NULL OR COALESCE(d.last_attempt_at, d.updated_at) >= $3::timestamptz)
-         AND ($4::text IS NULL OR d.event_id = $4::text)
-       ORDER BY d.event_id, d.id LIMIT $5`,
-      [spec.endpointId, spec.cutoff, spec.since, spec.eventId, limit],
+         AND ${matching.where}
+       ORDER BY d.event_id, d.id LIMIT ${Number(limit)}`,
+      [spec.endpointId, ...matching.values],
     );
     const locked = await lockDeliveries(
       tx,
@@ -57,7 +91,7 @@ export async function replayBatch(
     const attemptIds = ids.map(() => newId("attempt"));
     await tx.query(
       `WITH d AS (
-         UPDATE deliveries SET status = 'pending', next_attempt_at = NULL, updated_at = now()
+         UPDATE deliveries SET status = 'pending', next_attempt_at = NULL, replay_id = NULL, updated_at = now()
          WHERE id = ANY($1) RETURNING id, account_id, app_id, event_id, endpoint_id)
        INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, replay_id, created_at)
        SELECT n.attempt_id, d.account_id, d.app_id, d.id, d.event_id, d.endpoint_id,
@@ -71,6 +105,8 @@ export async function replayBatch(
   });
 }
 
+/** Marks the replay `completed`, and frees what it claimed and did not take (its endpoint was disabled). */
 export async function completeReplay(db: Queryable, replayId: string): Promise<void> {
   await db.query("UPDATE replays SET status = 'completed', completed_at = now() WHERE id = $1", [replayId]);
+  await db.query("UPDATE deliveries SET replay_id = NULL WHERE replay_id = $1", [replayId]);
 }

@@ -1,4 +1,5 @@
 import { isId, newId } from "@herald/db";
+import { claimReplay } from "@herald/db/lifecycle";
 import type { Ctx } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
@@ -92,7 +93,7 @@ export const replayRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Replay failed deliveries",
     description:
-      "Queues every `failed` delivery of the endpoint again, oldest first: all of them, only those that failed at or after `since`, or only `event`'s. `queued` is the exact number that will be tried. A disabled endpoint must be enabled first.",
+      "Queues every `failed` delivery of the endpoint again, oldest first: all of them, only those that failed at or after `since`, or only `event`'s. A delivery another unfinished replay counted is not counted again, so `queued` is the exact number that will be tried (unless the endpoint is disabled or deleted meanwhile). A disabled endpoint must be enabled first.",
     params: { id: "The endpoint's id." },
     body: {
       type: "object",
@@ -130,19 +131,14 @@ export const replayRoutes: RouteSpec[] = [
       }
       // The cutoff pins the set: deliveries failing after the request are not part of it.
       const cutoff = new Date();
+      const id = newId("replay");
+      const spec = { replayId: id, endpointId: endpoint.id, cutoff, since, eventId: body.event ?? null };
       const [replay, row] = await deps.prisma.$transaction(async (tx) => {
-        // When a delivery failed: its last attempt, or (failed without one, its endpoint
-        // disabled) when it took the status. The dispatcher selects with the same rule.
-        const [counted] = await tx.$queryRaw<{ queued: number }[]>`
-          SELECT count(*)::int AS queued FROM deliveries
-          WHERE endpoint_id = ${endpoint.id} AND status = 'failed'
-            AND COALESCE(last_attempt_at, updated_at) <= ${cutoff}
-            AND (${since}::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= ${since}::timestamptz)
-            AND (${body.event ?? null}::text IS NULL OR event_id = ${body.event ?? null}::text)`;
-        const queued = counted?.queued ?? 0;
+        // Claimed as counted: a replay asked for at the same moment cannot count them too.
+        const queued = await claimReplay((text, values) => tx.$executeRawUnsafe(text, ...values), spec);
         const replay = await tx.replay.create({
           data: {
-            id: newId("replay"),
+            id,
             accountId: account.id,
             endpointId: endpoint.id,
             since,
@@ -161,6 +157,7 @@ export const replayRoutes: RouteSpec[] = [
               since: since?.toISOString() ?? null,
               event_id: body.event ?? null,
               cutoff: cutoff.toISOString(),
+              claimed: true,
             })
           : null;
         return [replay, row] as const;
