@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { type RequestOptions, startGateway, type TestGateway } from "../support/gateway.ts";
 import { expectMatches } from "../support/openapi.ts";
 
 let gw: TestGateway;
@@ -21,15 +21,25 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-/** Opens a link the way the portal page does, and returns the cookie it got. */
-async function open(token: string): Promise<string> {
-  const res = await gw.request("POST", "/session", { key: null, json: { token } });
+type Page = "portal" | "dashboard";
+
+/** Opens a link the way the page does, and returns the cookie it got. */
+async function open(token: string, page: Page = "portal"): Promise<string> {
+  const res = await gw.request("POST", "/session", {
+    key: null,
+    headers: { "herald-page": page },
+    json: { token },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const cookie = res.headers.get("set-cookie")!;
   return cookie.split(";")[0]!;
 }
 
-const as = (cookie: string) => ({ key: null, headers: { cookie } });
+/** A request as the page makes it: its cookie and its name. */
+const as = (cookie: string, page: Page = "portal") => ({
+  key: null,
+  headers: { cookie, "herald-page": page },
+});
 
 async function portal(body: Record<string, unknown> = {}) {
   const res = await gw.request("POST", "/v3/apps/acme/portal-sessions", { json: body });
@@ -61,18 +71,29 @@ describe("portal sessions", () => {
 
   it("exchange the token once for an HttpOnly, SameSite=Strict cookie, keeping only hashes", async () => {
     const session = await portal({ expires_in: 600 });
-    const res = await gw.request("POST", "/session", { key: null, json: { token: session.token } });
+    const res = await gw.request("POST", "/session", {
+      key: null,
+      headers: { "herald-page": "portal" },
+      json: { token: session.token },
+    });
     expect(res.body).toMatchObject({ object: "session", kind: "portal", read_only: false });
     const cookie = res.headers.get("set-cookie")!;
-    expect(cookie).toMatch(/^herald_session=[A-Za-z0-9_-]{40,}; /);
+    // PUBLIC_URL is https: the cookie is Secure and `__Host-` named.
+    expect(cookie).toMatch(/^__Host-herald_session=[A-Za-z0-9_-]{40,}; Path=\/; /);
     expect(cookie).toContain("HttpOnly");
     expect(cookie).toContain("SameSite=Strict");
     expect(cookie).toContain("Secure");
     expect(Number(/Max-Age=(\d+)/.exec(cookie)![1])).toBeGreaterThan(590);
     // The link works once: a leaked link that was opened opens nothing.
-    expect((await gw.request("POST", "/session", { key: null, json: { token: session.token } })).status).toBe(
-      401,
-    );
+    expect(
+      (
+        await gw.request("POST", "/session", {
+          key: null,
+          headers: { "herald-page": "portal" },
+          json: { token: session.token },
+        })
+      ).status,
+    ).toBe(401);
     const row = await gw.gateway.deps.prisma.session.findUniqueOrThrow({ where: { id: session.id } });
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(session.token);
@@ -149,7 +170,7 @@ describe("portal sessions", () => {
     const replay = await gw.request("POST", `/v3/endpoints/${ids.otherEndpoint}`, {
       json: body,
       key: null,
-      headers: { ...key, cookie },
+      headers: { ...key, ...as(cookie).headers },
     });
     expect(replay.status).toBe(404);
     expect(replay.headers.get("idempotent-replayed")).toBeNull();
@@ -212,7 +233,15 @@ describe("portal sessions", () => {
     expect(out.body).toEqual({ object: "session", deleted: true });
     expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
     expect((await gw.request("GET", "/v3/endpoints", as(signedOut))).status).toBe(401);
-    expect((await gw.request("POST", "/session", { key: null, json: { token: "nope" } })).status).toBe(401);
+    expect(
+      (
+        await gw.request("POST", "/session", {
+          key: null,
+          headers: { "herald-page": "portal" },
+          json: { token: "nope" },
+        })
+      ).status,
+    ).toBe(401);
   });
 });
 
@@ -222,17 +251,70 @@ describe("dashboard sessions", () => {
     expect(made.status).toBe(201);
     expectMatches(made.body, "DashboardSession");
     expect(made.body.url).toBe(`https://herald.example.com/dashboard#token=${made.body.token}`);
-    const cookie = await open(made.body.token);
-    const apps = await gw.request("GET", "/v3/apps", as(cookie));
+    const cookie = await open(made.body.token, "dashboard");
+    const apps = await gw.request("GET", "/v3/apps", as(cookie, "dashboard"));
     expect(apps.body.data.map((a: { uid: string }) => a.uid).sort()).toEqual(["acme", "other"]);
-    expect((await gw.request("GET", `/v3/events/${ids.otherEvent}`, as(cookie))).status).toBe(200);
+    expect((await gw.request("GET", `/v3/events/${ids.otherEvent}`, as(cookie, "dashboard"))).status).toBe(
+      200,
+    );
   });
 
   it("are refused to another account", async () => {
     const otherKey = await gw.newAccount("Someone else");
     const made = await gw.request("POST", "/v3/dashboard-sessions", { key: otherKey, json: {} });
-    const cookie = await open(made.body.token);
-    expect((await gw.request("GET", "/v3/apps", as(cookie))).body.data).toEqual([]);
-    expect((await gw.request("GET", `/v3/endpoints/${ids.acmeEndpoint}`, as(cookie))).status).toBe(404);
+    const cookie = await open(made.body.token, "dashboard");
+    expect((await gw.request("GET", "/v3/apps", as(cookie, "dashboard"))).body.data).toEqual([]);
+    expect(
+      (await gw.request("GET", `/v3/endpoints/${ids.acmeEndpoint}`, as(cookie, "dashboard"))).status,
+    ).toBe(404);
+  });
+});
+
+describe("a session's cookie, sent by another site's page", () => {
+  const evil = "https://evil.example";
+
+  it("changes nothing: without Herald-Page, with a form, or from another Origin (403)", async () => {
+    const cookie = await open((await portal()).token);
+    const path = `/v3/endpoints/${ids.acmeEndpoint}`;
+    const attempts: RequestOptions[] = [
+      // A form post: browsers send no custom header with one.
+      { key: null, headers: { cookie, origin: evil }, form: { description: "csrf" } },
+      { key: null, headers: { cookie }, json: { description: "csrf" } },
+      // The header with another site's Origin (its preflight is never answered; no matter).
+      { key: null, headers: { ...as(cookie).headers, origin: evil }, json: { description: "csrf" } },
+      { key: null, headers: { ...as(cookie).headers, origin: "null" }, json: { description: "csrf" } },
+    ];
+    for (const options of attempts) {
+      const res = await gw.request("POST", path, options);
+      expect(res.status, JSON.stringify(options.headers)).toBe(403);
+      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "cross_site_request" });
+    }
+    const now = await gw.request("GET", path);
+    expect(now.body.description).not.toBe("csrf");
+    // The page itself, on this origin: allowed.
+    expect((await gw.request("POST", path, { ...as(cookie), json: { description: "page" } })).status).toBe(
+      200,
+    );
+  });
+
+  it("cannot open a session (login CSRF) or end one", async () => {
+    const { token } = await portal();
+    const tries: Record<string, string>[] = [{ origin: evil }, { origin: evil, "herald-page": "portal" }];
+    for (const headers of tries) {
+      const res = await gw.request("POST", "/session", { key: null, headers, form: { token } });
+      expect(res.status).toBe(403);
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+    // The link is still unused: it opens from the page.
+    const cookie = await open(token);
+    const out = await gw.request("DELETE", "/session", { key: null, headers: { cookie, origin: evil } });
+    expect(out.status).toBe(403);
+    expect((await gw.request("GET", "/v3/apps/acme", as(cookie))).status).toBe(200);
+  });
+
+  it("is the __Host- cookie only: a cookie of the plain name, as a sibling subdomain could set, is not read", async () => {
+    const cookie = await open((await portal()).token);
+    const plain = cookie.replace(/^__Host-/, "");
+    expect((await gw.request("GET", "/v3/apps/acme", as(plain))).status).toBe(401);
   });
 });

@@ -330,6 +330,7 @@ describe("account A afterwards", () => {
     expect(attempts.body.data.map((a: { id: string }) => a.id)).toEqual([A.attempt]);
     const replay = await asA("POST", `/v3/endpoints/${A.endpoint}/replay`);
     expect(replay.status).toBe(202);
-    expect(replay.body).toMatchObject({ object: "replay", endpoint: A.endpoint, queued: 1 });
+    // Its one failed delivery is counted by the replay made above, still unfinished here.
+    expect(replay.body).toMatchObject({ object: "replay", endpoint: A.endpoint, queued: 0 });
   });
 });

@@ -16,6 +16,7 @@ export type RequestOptions = {
   form?: Record<string, unknown>;
   /** Raw body with its content type. */
   raw?: { body: string | Buffer; type: string };
+  /** An API key; the account's by default; `null` for none, as a browser on the gateway's origin. */
   key?: string | null;
   headers?: Record<string, string>;
 };
@@ -80,7 +81,10 @@ export async function startGateway(
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   async function request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...options.headers };
+    // With `key: null`, a browser on the gateway's own origin: it sends Origin with every
+    // request but a GET, as browsers do (a test of another site's page sets its own).
+    const browser: Record<string, string> = options.key === null && method !== "GET" ? { origin: url } : {};
+    const headers: Record<string, string> = { ...browser, ...options.headers };
     if (options.key !== null && options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
     let body: string | Buffer | undefined;
     if (options.json !== undefined) {

@@ -6,7 +6,15 @@ import { ApiError, unauthenticated } from "./errors.ts";
 import { requestHash, withIdempotency } from "./idempotency.ts";
 import type { RateLimiter } from "./rateLimit.ts";
 import { expressPath, type RouteSpec, type Schema } from "./route.ts";
-import { authenticateSession, checkSessionAllows, cookieValue, PAGE_HEADER, pageOf } from "./session.ts";
+import {
+  authenticateSession,
+  checkSameSite,
+  checkSessionAllows,
+  cookieName,
+  cookieValue,
+  PAGE_HEADER,
+  pageOf,
+} from "./session.ts";
 import { checkStorable } from "./storable.ts";
 import { validate } from "./validate.ts";
 
@@ -39,7 +47,11 @@ async function authenticate(
   limiter: RateLimiter,
 ): Promise<Account> {
   if (route.auth === "account") {
-    const cookie = req.headers.authorization ? undefined : cookieValue(req.headers.cookie);
+    const secure = deps.config.publicUrl.startsWith("https:");
+    const cookie = req.headers.authorization
+      ? undefined
+      : cookieValue(req.headers.cookie, cookieName(secure));
+    if (cookie && route.method !== "get") checkSameSite(req, deps.config.publicUrl);
     const account = cookie
       ? await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]))
       : await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);

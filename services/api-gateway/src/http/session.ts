@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { PrismaClient } from "@herald/db";
+import type { Request } from "express";
 import type { Account } from "../context.ts";
 import { ApiError, unauthenticated } from "./errors.ts";
 import type { RouteSpec } from "./route.ts";
@@ -12,10 +13,17 @@ import type { RouteSpec } from "./route.ts";
  */
 export const SESSION_COOKIE = "herald_session";
 
+/**
+ * The cookie's name: on https `__Host-herald_session`, which a browser only accepts as Secure,
+ * for this host and path `/`, so no sibling subdomain can set or shadow it. Plain http (local
+ * use) cannot have the prefix.
+ */
+export const cookieName = (secure: boolean) => (secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
+
 export const sessionHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
 export const newSecret = () => randomBytes(32).toString("base64url");
 
-export function cookieValue(header: string | undefined, name = SESSION_COOKIE): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? "").split(";")) {
     const [k, ...v] = part.trim().split("=");
     if (k === name) return decodeURIComponent(v.join("="));
@@ -24,7 +32,33 @@ export function cookieValue(header: string | undefined, name = SESSION_COOKIE): 
 }
 
 export function sessionCookie(secret: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}${secure ? "; Secure" : ""}`;
+  return `${cookieName(secure)}=${secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}${secure ? "; Secure" : ""}`;
+}
+
+const crossSite = (message: string) =>
+  new ApiError(403, "invalid_request_error", "cross_site_request", message);
+
+/**
+ * Refuses a browser write that another site's page could have made: the session cookie rides
+ * with it, and SameSite is the browser's promise, not the server's check. The portal and the
+ * dashboard send `Herald-Page` (a header no form can set, and no other origin may send without
+ * a CORS preflight, which this server never answers) and their browser sends `Origin`, which
+ * must be this host's or PUBLIC_URL's.
+ */
+export function checkSameSite(req: Request, publicUrl: string): void {
+  if (!pageOf(req.headers[PAGE_HEADER]))
+    throw crossSite(
+      "A browser request that changes something must come from the portal or the dashboard (Herald-Page).",
+    );
+  const origin = req.headers.origin;
+  let host: string | null = null;
+  try {
+    host = origin ? new URL(origin).host : null;
+  } catch {
+    host = null;
+  }
+  if (!host || (host !== req.headers.host && origin !== new URL(publicUrl).origin))
+    throw crossSite("This request comes from another site's page; it was refused.");
 }
 
 /**

@@ -1,15 +1,16 @@
 import { newId, type Prisma } from "@herald/db";
-import type { Ctx } from "../context.ts";
+import type { Ctx, Deps } from "../context.ts";
 import { unauthenticated } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import {
   authenticateSession,
+  checkSameSite,
+  cookieName,
   cookieValue,
   newSecret,
   PAGE_HEADER,
   type Page,
   pageOf,
-  SESSION_COOKIE,
   sessionCookie,
   sessionHash,
 } from "../http/session.ts";
@@ -113,6 +114,9 @@ const WRONG_LINK: Record<Page, string> = {
   portal: "This is a dashboard sign-in link, not a portal link: open it under /dashboard.",
   dashboard: "This is a customer portal link, not a dashboard sign-in link: open it under /portal.",
 };
+
+/** Cookies are Secure, and `__Host-` named, when browsers reach the gateway over https. */
+const secureCookies = (deps: Deps) => deps.config.publicUrl.startsWith("https:");
 
 export const sessionRoutes: RouteSpec[] = [
   {
@@ -219,6 +223,9 @@ export const sessionRoutes: RouteSpec[] = [
     },
     response: { status: 200, schema: ref("Session"), description: "The session; the cookie is set." },
     async handler({ body, deps, req }: Ctx<object, object, { token: string }>) {
+      // Another site's form could post its own link's token: the victim would then work in
+      // the attacker's portal, believing it theirs (login CSRF).
+      checkSameSite(req, deps.config.publicUrl);
       const cookie = newSecret();
       const now = new Date();
       const page = pageOf(req.headers[PAGE_HEADER]);
@@ -245,7 +252,7 @@ export const sessionRoutes: RouteSpec[] = [
       const session = await deps.prisma.session.findUniqueOrThrow({
         where: { cookieHash: sessionHash(cookie) },
       });
-      const secure = deps.config.publicUrl.startsWith("https:");
+      const secure = secureCookies(deps);
       return {
         headers: {
           "Set-Cookie": sessionCookie(cookie, (session.expiresAt.getTime() - now.getTime()) / 1000, secure),
@@ -272,7 +279,7 @@ export const sessionRoutes: RouteSpec[] = [
     headers: pageHeader,
     response: { status: 200, schema: ref("Session"), description: "The session." },
     async handler({ req, deps }: Ctx) {
-      const cookie = cookieValue(req.headers.cookie);
+      const cookie = cookieValue(req.headers.cookie, cookieName(secureCookies(deps)));
       if (!cookie) return { status: 204, headers: { "Cache-Control": "no-store" }, body: undefined };
       const account = await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]));
       const session = await deps.prisma.session.findUniqueOrThrow({
@@ -309,7 +316,9 @@ export const sessionRoutes: RouteSpec[] = [
       description: "Whether a session was ended.",
     },
     async handler({ req, deps }: Ctx) {
-      const cookie = cookieValue(req.headers.cookie);
+      checkSameSite(req, deps.config.publicUrl);
+      const secure = secureCookies(deps);
+      const cookie = cookieValue(req.headers.cookie, cookieName(secure));
       const page = pageOf(req.headers[PAGE_HEADER]);
       const session =
         cookie && page
@@ -323,7 +332,7 @@ export const sessionRoutes: RouteSpec[] = [
           })
         : { count: 0 };
       return {
-        headers: { "Set-Cookie": `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0` },
+        headers: { "Set-Cookie": sessionCookie("", 0, secure) },
         body: { object: "session", deleted: count > 0 },
       };
     },
