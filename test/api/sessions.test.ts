@@ -206,6 +206,10 @@ describe("portal sessions", () => {
     });
     expect(write.status).toBe(403);
     expect((await gw.request("DELETE", `/v3/endpoints/${ids.acmeEndpoint}`, as(cookie))).status).toBe(403);
+    // Nor read the signing secret, with which its holder could forge webhooks.
+    const secret = await gw.request("GET", `/v3/endpoints/${ids.acmeEndpoint}/secret`, as(cookie));
+    expect(secret.status).toBe(403);
+    expect(JSON.stringify(secret.body)).not.toContain("whsec_");
   });
 
   it("end when revoked, when expired, and when signed out (401)", async () => {

@@ -58,8 +58,10 @@ describe("portal sessions in the browser", () => {
     await page.goto(await portalLink("acme", { read_only: true }));
     expect(await page.getByRole("link", { name: "Add endpoint" }).count()).toBe(0);
     await page.getByRole("link", { name: endpointUrl }).click();
-    await page.getByRole("button", { name: "Reveal secret" }).waitFor();
-    for (const name of ["Delete", "Disable", "Rotate secret", "Send test event", "Replay"])
+    await page.getByRole("heading", { name: "Recent attempts" }).waitFor();
+    // Nor the signing secret: a read-only link's holder could forge webhooks with it.
+    expect(await page.getByRole("region", { name: "Signing secret" }).count()).toBe(0);
+    for (const name of ["Reveal secret", "Delete", "Disable", "Rotate secret", "Send test event", "Replay"])
       expect(await page.getByRole("button", { name, exact: true }).count(), name).toBe(0);
     expect(await page.getByRole("link", { name: "Edit" }).count()).toBe(0);
     watched.expectClean();

@@ -10,6 +10,12 @@ import { Time } from "../ui/Time.tsx";
 /** The endpoint's signing secret: hidden until asked for, and rotated after a confirmation. */
 export function SecretPanel({ endpointId }: { endpointId: string }) {
   const { readOnly } = useAppScope();
+  // A read-only link cannot see the secret (the API refuses it): nothing to show.
+  if (readOnly) return null;
+  return <SecretCard endpointId={endpointId} />;
+}
+
+function SecretCard({ endpointId }: { endpointId: string }) {
   const [secret, setSecret] = useState<EndpointSecret | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [rotated, setRotated] = useState(false);
@@ -75,11 +81,9 @@ export function SecretPanel({ endpointId }: { endpointId: string }) {
             {reveal.busy ? "Revealing…" : "Reveal secret"}
           </button>
         )}
-        {readOnly ? null : (
-          <button type="button" className="button-secondary" onClick={() => setConfirming(true)}>
-            Rotate secret
-          </button>
-        )}
+        <button type="button" className="button-secondary" onClick={() => setConfirming(true)}>
+          Rotate secret
+        </button>
       </div>
       <Confirm
         open={confirming}

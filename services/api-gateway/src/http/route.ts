@@ -15,7 +15,8 @@ export type RouteSpec = {
   auth: Auth;
   /**
    * What a portal session (one app, in a browser) may do here: `read` for GET only, `write`
-   * for this route whatever its method. Absent: portal sessions get a 403.
+   * for this route whatever its method, and only with a session that may write (a GET that
+   * reveals a secret is `write`). Absent: portal sessions get a 403.
    */
   portal?: "read" | "write";
   /**

@@ -123,7 +123,8 @@ export function checkSessionAllows(account: Account, route: RouteSpec): void {
   }
   if (account.via !== "portal") return;
   const allowed = route.portal === "write" || (route.portal === "read" && route.method === "get");
-  if (!allowed || (account.readOnly && route.method !== "get")) {
+  // Read-only: the routes marked `read`, which reveal no secret.
+  if (!allowed || (account.readOnly && route.portal !== "read")) {
     throw new ApiError(
       403,
       "invalid_request_error",

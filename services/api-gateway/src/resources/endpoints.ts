@@ -312,9 +312,11 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}/secret",
     auth: "account",
-    portal: "read",
+    // A read-only portal link may see everything but this: the secret lets its holder sign.
+    portal: "write",
     tag: "Endpoints",
     summary: "Retrieve an endpoint's signing secret",
+    description: "A read-only portal session cannot: it gets a `403`.",
     params: byId,
     response: { status: 200, schema: ref("EndpointSecret"), description: "The current secret." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
