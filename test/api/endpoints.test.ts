@@ -2,6 +2,7 @@ import { topologyNames } from "@herald/broker";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openHeaders, sealLegacyHeaders } from "../../services/api-gateway/src/resources/endpointHeaders.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { drainQueue } from "../support/isolation.ts";
 import { expectList, expectMatches } from "../support/openapi.ts";
@@ -40,7 +41,8 @@ describe.each(["json", "form"] as const)("endpoints with %s bodies", (mode) => {
       url: "https://hooks.example.com/herald",
       description: "Billing",
       event_types: ["invoice.paid"],
-      headers: { "X-Tenant": "acme" },
+      // Write-only: the name, never the value.
+      headers: { "X-Tenant": "[redacted]" },
       disabled: false,
       disabled_reason: null,
     });
@@ -314,6 +316,39 @@ describe("a fresh start for an endpoint's deliveries", () => {
         { pause_reason: null, paused_until: null, failures: 0 },
         { pause_reason: null, paused_until: null, failures: 0 },
       ]);
+    } finally {
+      await db.end();
+    }
+  });
+});
+
+describe("custom headers stored before they were sealed", () => {
+  it("are sealed at the gateway's start, the values kept and shown no more", async () => {
+    const id = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://example.com/legacy" } })
+    ).body.id as string;
+    const db = new pg.Client({ connectionString: gw.databaseUrl });
+    await db.connect();
+    try {
+      // As a row written before: the values in `headers`, nothing sealed.
+      await db.query(
+        `UPDATE endpoints SET headers = '{"X-Api-Key":"legacy-key-1"}', headers_sealed = NULL WHERE id = $1`,
+        [id],
+      );
+      await sealLegacyHeaders(gw.gateway.deps.prisma, gw.gateway.deps.secrets, gw.gateway.deps.logger);
+      const { rows } = await db.query("SELECT headers, headers_sealed FROM endpoints WHERE id = $1", [id]);
+      expect(rows[0].headers).toEqual({ "X-Api-Key": "" });
+      expect(rows[0].headers_sealed).toMatch(/^v2\./);
+      expect(JSON.stringify(rows[0])).not.toContain("legacy-key-1");
+      const opened = openHeaders(gw.gateway.deps.secrets, {
+        id,
+        headers: rows[0].headers,
+        headersSealed: rows[0].headers_sealed,
+      });
+      expect(opened).toEqual({ "X-Api-Key": "legacy-key-1" });
+      expect((await gw.request("GET", `/v3/endpoints/${id}`)).body.headers).toEqual({
+        "X-Api-Key": "[redacted]",
+      });
     } finally {
       await db.end();
     }

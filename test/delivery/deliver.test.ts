@@ -92,8 +92,9 @@ function expectSameRequest(
   const names = Object.keys(recorded.headers!).map((n) => n.toLowerCase());
   for (const name of ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"])
     expect(names).toContain(name);
+  // The endpoint's own headers are write-only: recorded by name, their values redacted.
   for (const [name, value] of Object.entries(recorded.headers!))
-    expect(received.headers[name.toLowerCase()], name).toBe(value);
+    if (value !== "[redacted]") expect(received.headers[name.toLowerCase()], name).toBe(value);
 }
 
 describe("an attempt's request", () => {
@@ -130,7 +131,7 @@ describe("an attempt's request", () => {
     const { request } = (await sys.request("GET", `/v3/attempts/${attempt.id}`)).body as {
       request: SentRequest;
     };
-    expect(request.headers!["X-Tenant"]).toBe("acme");
+    expect(request.headers!["X-Tenant"]).toBe("[redacted]");
     expect(request.headers!["webhook-id"]).toBe(eventId);
     // What is shown verifies as the receiver's copy did: the signature covers this exact body.
     expect(new Webhook(secret).verify(request.body, request.headers!)).toEqual({
@@ -140,7 +141,7 @@ describe("an attempt's request", () => {
     });
   });
 
-  it("keeps no credential from the custom headers: their values are [redacted], the receiver got them", async () => {
+  it("keeps none of the custom header values: [redacted] in the API, sealed at rest, the receiver got them", async () => {
     const credentials = {
       Authorization: "Bearer live-auth-1",
       "X-Api-Key": "live-key-2",
@@ -161,8 +162,8 @@ describe("an attempt's request", () => {
     const { request } = (await sys.request("GET", `/v3/attempts/${(await attempt()).id}`)).body as {
       request: SentRequest;
     };
-    for (const name of Object.keys(credentials)) expect(request.headers![name], name).toBe("[redacted]");
-    expect(request.headers!["X-Tenant"]).toBe("acme");
+    for (const name of [...Object.keys(credentials), "X-Tenant"])
+      expect(request.headers![name], name).toBe("[redacted]");
     expect(request.headers!["webhook-id"]).toBe(eventId);
     // Herald's signature is public proof, not a secret: kept, and it still verifies.
     expect(request.headers!["webhook-signature"]).toBe(got.headers["webhook-signature"]);
@@ -174,5 +175,33 @@ describe("an attempt's request", () => {
     );
     expect(rows).toHaveLength(1);
     for (const value of Object.values(credentials)) expect(rows[0]!.headers).not.toContain(value);
+    // Nor in the endpoint's row, nor in what the API shows of it.
+    const { rows: endpoints } = await sys.gateway.deps.pool.query<{ row: string }>(
+      "SELECT row_to_json(e)::text AS row FROM endpoints e WHERE id = $1",
+      [ep],
+    );
+    for (const value of [...Object.values(credentials), "acme"])
+      expect(endpoints[0]!.row).not.toContain(value);
+    const shown = (await sys.request("GET", `/v3/endpoints/${ep}`)).body.headers;
+    expect(shown).toEqual(
+      Object.fromEntries([...Object.keys(credentials), "X-Tenant"].map((n) => [n, "[redacted]"])),
+    );
+  });
+
+  it("keeps a header's value when an update sends it back as [redacted], and changes the others", async () => {
+    const ep = await endpoint("/kept", { headers: { "X-Api-Key": "first-key", "X-Tenant": "acme" } });
+    const shown = (await sys.request("GET", `/v3/endpoints/${ep}`)).body.headers;
+    const updated = await sys.request("POST", `/v3/endpoints/${ep}`, {
+      json: { headers: { ...shown, "X-Tenant": "beta", "X-New": "n" } },
+    });
+    expect(updated.body.headers).toEqual({
+      "X-Api-Key": "[redacted]",
+      "X-Tenant": "[redacted]",
+      "X-New": "[redacted]",
+    });
+    await send("invoice.paid", { n: 8 });
+    await expect.poll(() => receiver.received("/kept").length, { timeout: 10_000 }).toBe(1);
+    const got = receiver.received("/kept")[0]!.headers;
+    expect([got["x-api-key"], got["x-tenant"], got["x-new"]]).toEqual(["first-key", "beta", "n"]);
   });
 });

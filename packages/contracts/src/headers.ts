@@ -19,8 +19,16 @@ export function isSensitiveHeader(name: string): boolean {
   return EXACT.has(lower) || PARTS.test(lower);
 }
 
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
+/** `headers`, each credential-like value and each of `hidden` (an endpoint's own, write-only) redacted. */
+export function redactHeaders(
+  headers: Record<string, string>,
+  hidden: Iterable<string> = [],
+): Record<string, string> {
+  const names = new Set([...hidden].map((n) => n.toLowerCase()));
   return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, isSensitiveHeader(name) ? REDACTED : value]),
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      isSensitiveHeader(name) || names.has(name.toLowerCase()) ? REDACTED : value,
+    ]),
   );
 }

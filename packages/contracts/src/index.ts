@@ -76,7 +76,10 @@ export type AttemptRequestedV1 = {
   app_id: string;
   attempt_number: number;
   url: string;
+  /** Custom headers in the clear: only those of endpoints whose headers are not sealed yet. */
   headers: Record<string, string>;
+  /** The endpoint's custom headers, a JSON map sealed under ENCRYPTION_KEY: the sender opens it. */
+  sealed_headers?: string | null;
   secrets: string[];
   /** The exact request body: `{"type":…,"timestamp":…,"data":…}`, made by `webhookPayload`. */
   payload: string;
@@ -202,6 +205,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       attempt_number: { type: "integer", minimum: 1 },
       url: { type: "string" },
       headers: { type: "object", required: [], additionalProperties: { type: "string" } },
+      sealed_headers: { type: "string", nullable: true },
       secrets: { type: "array", items: { type: "string" }, minItems: 1 },
       payload: { type: "string" },
       timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,

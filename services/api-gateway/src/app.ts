@@ -19,6 +19,7 @@ import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
 import { servePages } from "./pages.ts";
+import { sealLegacyHeaders } from "./resources/endpointHeaders.ts";
 import { componentSchemas, routes } from "./routes.ts";
 import { SchemaPool } from "./schemas/pool.ts";
 
@@ -139,6 +140,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     deps,
     async start() {
       if (config.bootstrapApiKey) await ensureBootstrapAccount(prisma, config.bootstrapApiKey, logger);
+      await sealLegacyHeaders(prisma, deps.secrets, logger);
       // Serve even while the broker is down: events go to the outbox and are relayed later.
       if (!(await broker.start(3000)))
         logger.warn("broker not reachable yet; events will be relayed once it is");

@@ -1,3 +1,4 @@
+import type { AttemptRequestedV1 } from "@herald/contracts";
 import type { AttemptToSend } from "@herald/db/lifecycle";
 import { describe, expect, it } from "vitest";
 import type { DispatcherDeps } from "./deps.ts";
@@ -18,6 +19,7 @@ const row = (id: string): AttemptToSend => ({
   replay_id: null,
   url: "https://example.com",
   headers: {},
+  headers_sealed: null,
   secret: "sealed",
   previous_secret: null,
   previous_secret_expires_at: null,
@@ -27,11 +29,12 @@ const row = (id: string): AttemptToSend => ({
   trace_context: null,
 });
 
-function deps(fails: Set<string>, published: string[]): DispatcherDeps {
+function deps(fails: Set<string>, published: string[], messages: AttemptRequestedV1[] = []): DispatcherDeps {
   return {
     broker: {
       topology: { queues: { senderAttempts: "live", senderBacklog: "backlog" } },
-      publishToQueue: async (_q: string, _t: string, message: { attempt_id: string }) => {
+      publishToQueue: async (_q: string, _t: string, message: AttemptRequestedV1) => {
+        messages.push(message);
         await new Promise((r) => setTimeout(r, fails.has(message.attempt_id) ? 1 : 5));
         if (fails.has(message.attempt_id)) throw new Error("channel closed");
         published.push(message.attempt_id);
@@ -60,5 +63,15 @@ describe("publishAttempts", () => {
     const published: string[] = [];
     await publishAttempts(deps(new Set(), published), ["a", "b"].map(row));
     expect(published.sort()).toEqual(["a", "b"]);
+  });
+
+  it("passes an endpoint's custom headers sealed, as stored, never opened", async () => {
+    const messages: AttemptRequestedV1[] = [];
+    const sealed = { ...row("s"), headers: { "X-Api-Key": "" }, headers_sealed: "v2.sealed-map" };
+    const legacy = { ...row("l"), headers: { "X-Tenant": "acme" }, headers_sealed: null };
+    await publishAttempts(deps(new Set(), [], messages), [sealed, legacy]);
+    const sent = Object.fromEntries(messages.map((m) => [m.attempt_id, m]));
+    expect(sent.s).toMatchObject({ headers: {}, sealed_headers: "v2.sealed-map" });
+    expect(sent.l).toMatchObject({ headers: { "X-Tenant": "acme" }, sealed_headers: null });
   });
 });

@@ -60,7 +60,9 @@ export async function publishAttempts(
         app_id: r.app_id,
         attempt_number: r.attempt_number,
         url: r.url,
-        headers: r.headers,
+        // Sealed, when they are: a token in them never crosses the broker in the clear.
+        headers: r.headers_sealed ? {} : r.headers,
+        sealed_headers: r.headers_sealed,
         secrets: [r.secret, ...previous],
         // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
         payload: webhookPayload(r.type, r.created_at, r.data),

@@ -1,7 +1,7 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { type AttemptCompletedV1, type AttemptRequestedV1, redactHeaders } from "@herald/contracts";
-import { endpointSecretContext, type SecretBox } from "@herald/db/secrets";
+import { endpointHeadersContext, endpointSecretContext, type SecretBox } from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
@@ -144,10 +144,13 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   const secrets = request.secrets.map((s) =>
     options.secrets.open(s, endpointSecretContext(request.endpoint_id)),
   );
-  // Recorded with the outcome as sent, credential-like values redacted: the portal shows an
-  // attempt's request, and a token in an endpoint's custom headers must not be kept with each.
+  // The endpoint's own headers are write-only: recorded with the outcome as names, each value
+  // redacted (and any credential-like one of Herald's), so no token is kept with each attempt.
+  const custom: Record<string, string> = request.sealed_headers
+    ? JSON.parse(options.secrets.open(request.sealed_headers, endpointHeadersContext(request.endpoint_id)))
+    : request.headers;
   const headers: Record<string, string> = {
-    ...request.headers,
+    ...custom,
     "content-type": "application/json",
     "user-agent": options.userAgent,
     "webhook-id": request.event_id,
@@ -169,7 +172,7 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
     const outcome: Outcome = {
       ...(await call(url, headers, request, options, started)),
-      request_headers: redactHeaders(headers),
+      request_headers: redactHeaders(headers, Object.keys(custom)),
     };
     if (outcome.response_status !== null)
       span.setAttribute("http.response.status_code", outcome.response_status);

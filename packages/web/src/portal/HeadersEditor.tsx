@@ -84,7 +84,8 @@ export function HeadersEditor({
     >
       <legend>Custom headers</legend>
       <p id={`${id}-hint`} className="hint">
-        Sent with every request to this endpoint, for example an authorization token of your own.
+        Sent with every request to this endpoint, for example an authorization token of your own. Once saved,
+        values are hidden: one left as <code>[redacted]</code> keeps what was saved.
       </p>
       {rows.length ? (
         <ul className="header-rows">

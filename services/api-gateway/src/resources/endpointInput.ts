@@ -105,7 +105,7 @@ export const endpointFields: Record<string, Schema> = {
     maxProperties: 20,
     additionalProperties: { type: "string", maxLength: 4096 },
     description:
-      "Extra request headers, as a map. In a form body: `headers[X-Foo]=bar`. An attempt's recorded request shows credential-like ones (`Authorization`, names with `token`, `key`, `secret`…) as `[redacted]`.",
+      "Extra request headers, as a map. In a form body: `headers[X-Foo]=bar`. Write-only, like the signing secret: values are sealed at rest and in messages, and shown (on the endpoint and in attempts' recorded requests) as `[redacted]`. In an update, a value of exactly `[redacted]` keeps the one saved.",
   },
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
   ...limitFields,

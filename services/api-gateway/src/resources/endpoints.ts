@@ -16,6 +16,7 @@ import {
   timestamp,
   withLiveApp,
 } from "./common.ts";
+import { keepRedacted, openHeaders, sealHeaders, shownHeaders } from "./endpointHeaders.ts";
 import {
   checkEventTypes,
   checkHeaders,
@@ -54,7 +55,8 @@ export const serializeEndpoint = (e: EndpointRow) => ({
   event_types: e.eventTypes,
   disabled: e.disabled,
   disabled_reason: e.disabledReason,
-  headers: e.headers as Record<string, string>,
+  // Write-only: the names, never the values (endpointHeaders.ts).
+  headers: shownHeaders(e.headers),
   rate_limit: e.rateLimit,
   max_in_flight: e.maxInFlight,
   delivery_state: deliveryState(e),
@@ -90,7 +92,11 @@ export const endpointSchemas: Record<string, Schema> = {
       event_types: { type: "array", items: { type: "string" } },
       disabled: { type: "boolean" },
       disabled_reason: { type: ["string", "null"] },
-      headers: { type: "object", additionalProperties: { type: "string" } },
+      headers: {
+        type: "object",
+        additionalProperties: { type: "string", const: "[redacted]" },
+        description: "The custom headers' names; each value is `[redacted]`: they are write-only.",
+      },
       ...limitFields,
       delivery_state: deliveryStateSchema,
       created_at: timestamp,
@@ -227,6 +233,7 @@ export const endpointRoutes: RouteSpec[] = [
             appId: app.id,
             url: input.url!,
             ...input,
+            ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
             secret: deps.secrets.seal(secret, endpointSecretContext(id)),
             flow: { create: {} },
           },
@@ -284,7 +291,7 @@ export const endpointRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Update an endpoint",
     description:
-      "Fields you send replace the current ones (`headers` as a whole map). Enabling clears `disabled_reason`.",
+      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`.",
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
@@ -296,9 +303,12 @@ export const endpointRoutes: RouteSpec[] = [
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
+        const headers = input.headers
+          ? sealHeaders(deps.secrets, found.id, keepRedacted(input.headers, openHeaders(deps.secrets, found)))
+          : {};
         const endpoint = await tx.endpoint.update({
           where: { id: found.id },
-          data: { ...input, updatedAt: new Date() },
+          data: { ...input, ...headers, updatedAt: new Date() },
           include: { flow: true },
         });
         if (!fresh) return endpoint;
