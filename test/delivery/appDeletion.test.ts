@@ -67,7 +67,7 @@ describe("deleting an app with attempts in flight", () => {
     // Its customers' portal links stop working.
     const exchange = await fetch(`${sys.url}/session`, {
       method: "POST",
-      headers: { "content-type": "application/json", "herald-page": "portal" },
+      headers: { "content-type": "application/json", "herald-page": "portal", origin: sys.url },
       body: JSON.stringify({ token: portal.body.token }),
     });
     expect(exchange.status).toBe(401);
