@@ -322,3 +322,74 @@ describe("a session's cookie, sent by another site's page", () => {
     expect((await gw.request("GET", "/v3/apps/acme", as(plain))).status).toBe(401);
   });
 });
+
+describe("what a session may make, and what ends it", () => {
+  it("a portal link made from a dashboard session ends when that session does, at the latest", async () => {
+    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: { expires_in: 60 } });
+    const dashboard = await open(made.body.token, "dashboard");
+    const portalLink = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
+      ...as(dashboard, "dashboard"),
+      json: { expires_in: 604_800 },
+    });
+    expect(portalLink.status).toBe(201);
+    expect(Date.parse(portalLink.body.expires_at)).toBeLessThanOrEqual(Date.parse(made.body.expires_at));
+  });
+
+  it("revoking an API key ends the sessions it made, and what they made", async () => {
+    const key = (await gw.request("POST", "/v3/api-keys", { json: { name: "to revoke" } })).body;
+    const viaKey = async (path: string, json: object) =>
+      (await gw.request("POST", path, { key: key.key, json })).body.token as string;
+    const dashboard = await open(await viaKey("/v3/dashboard-sessions", {}), "dashboard");
+    const portalOfKey = await open(await viaKey("/v3/apps/acme/portal-sessions", {}));
+    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
+      ...as(dashboard, "dashboard"),
+      json: {},
+    });
+    const portalOfDashboard = await open(child.body.token);
+    // Another key's session is not touched.
+    const kept = await open((await portal()).token);
+    for (const [cookie, page] of [
+      [dashboard, "dashboard"],
+      [portalOfKey, "portal"],
+      [portalOfDashboard, "portal"],
+      [kept, "portal"],
+    ] as const)
+      expect((await gw.request("GET", "/v3/apps/acme", as(cookie, page))).status).toBe(200);
+
+    expect((await gw.request("DELETE", `/v3/api-keys/${key.id}`, { key: key.key })).status).toBe(200);
+    for (const [cookie, page] of [
+      [dashboard, "dashboard"],
+      [portalOfKey, "portal"],
+      [portalOfDashboard, "portal"],
+    ] as const)
+      expect((await gw.request("GET", "/v3/apps/acme", as(cookie, page))).status).toBe(401);
+    expect((await gw.request("GET", "/v3/apps/acme", as(kept))).status).toBe(200);
+  });
+
+  it("dashboard sessions are listed, and revoking one ends it and the portal sessions it made", async () => {
+    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: {} });
+    const listed = await gw.request("GET", "/v3/dashboard-sessions?limit=100");
+    expect(listed.status).toBe(200);
+    const entry = listed.body.data.find((s: { id: string }) => s.id === made.body.id);
+    expectMatches(entry, "DashboardSessionListed");
+    expect(entry).toMatchObject({
+      object: "dashboard_session",
+      opened_at: null,
+      expires_at: made.body.expires_at,
+    });
+
+    const dashboard = await open(made.body.token, "dashboard");
+    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
+      ...as(dashboard, "dashboard"),
+      json: {},
+    });
+    const portalCookie = await open(child.body.token);
+    const revoked = await gw.request("DELETE", `/v3/dashboard-sessions/${made.body.id}`);
+    expect(revoked.body).toEqual({ id: made.body.id, object: "dashboard_session", deleted: true });
+    expect((await gw.request("GET", "/v3/apps/acme", as(dashboard, "dashboard"))).status).toBe(401);
+    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(401);
+    const after = await gw.request("GET", "/v3/dashboard-sessions?limit=100");
+    expect(after.body.data.map((s: { id: string }) => s.id)).not.toContain(made.body.id);
+    expect((await gw.request("DELETE", `/v3/dashboard-sessions/${made.body.id}`)).status).toBe(404);
+  });
+});

@@ -33,6 +33,8 @@ export type Account = {
   via: "key" | "portal" | "dashboard";
   appId?: string;
   readOnly?: boolean;
+  /** A browser session's own id, its end, and the API key it came from. */
+  session?: { id: string; expiresAt: Date; keyId: string | null };
 };
 
 export type Ctx<P = Record<string, string>, Q = Record<string, unknown>, B = Record<string, unknown>> = {

@@ -3,6 +3,7 @@ import { adminRoutes, adminSchemas } from "./resources/admin.ts";
 import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys.ts";
 import { appRoutes, appSchemas } from "./resources/apps.ts";
 import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
+import { dashboardSessionRoutes, dashboardSessionSchemas } from "./resources/dashboardSessions.ts";
 import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
@@ -27,6 +28,7 @@ export const routes: RouteSpec[] = [
   ...attemptRoutes,
   ...apiKeyRoutes,
   ...sessionRoutes,
+  ...dashboardSessionRoutes,
   ...adminRoutes,
 ];
 
@@ -40,6 +42,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...attemptSchemas,
   ...apiKeySchemas,
   ...sessionSchemas,
+  ...dashboardSessionSchemas,
   ...statsSchemas,
   ...endpointHealthSchemas,
   ...adminSchemas,

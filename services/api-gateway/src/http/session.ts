@@ -97,6 +97,7 @@ export async function authenticateSession(
   if (!session || session.revokedAt) throw unauthenticated("This session has ended. Open a new link.");
   if (session.expiresAt <= new Date()) throw unauthenticated("This session has expired. Open a new link.");
   checkPage(session.kind, page);
+  const own = { id: session.id, expiresAt: session.expiresAt, keyId: session.keyId };
   return session.kind === "portal"
     ? {
         id: session.accountId,
@@ -104,8 +105,9 @@ export async function authenticateSession(
         via: "portal",
         appId: session.appId ?? "",
         readOnly: session.readOnly,
+        session: own,
       }
-    : { id: session.accountId, keyId: "", via: "dashboard" };
+    : { id: session.accountId, keyId: "", via: "dashboard", session: own };
 }
 
 /**

@@ -94,7 +94,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     tag: "API keys",
     summary: "Revoke an API key",
     description:
-      "From now on the key is a 401. A key may revoke itself. Only an API key may revoke one: a browser session gets a `403`.",
+      "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself. Only an API key may revoke one: a browser session gets a `403`.",
     params: { id: "The key's id." },
     response: { status: 200, schema: deletedSchema("api_key"), description: "The key was revoked." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
@@ -105,6 +105,12 @@ export const apiKeyRoutes: RouteSpec[] = [
           })
         : { count: 0 };
       if (!changed.count) throw notFound("API key", params.id);
+      // Every browser session the key led to ends with it: a leaked key's dashboard and portal
+      // links must not outlive its revocation.
+      await deps.prisma.session.updateMany({
+        where: { accountId: account.id, keyId: params.id, revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
       deps.caches.keys.clear();
       return { body: deleted(params.id, "api_key") };
     },

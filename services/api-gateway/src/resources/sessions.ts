@@ -82,7 +82,11 @@ async function makeSession(
   readOnly: boolean,
 ): Promise<Made> {
   const token = newSecret();
-  const expiresAt = new Date(Date.now() + seconds * 1000);
+  // Nothing a browser session makes outlives it: a portal link made from the dashboard ends
+  // when that dashboard session does, at the latest, and comes from the same key.
+  const asked = new Date(Date.now() + seconds * 1000);
+  const parent = account.session;
+  const expiresAt = parent && parent.expiresAt < asked ? parent.expiresAt : asked;
   const create = (tx: Pick<Prisma.TransactionClient, "session">) =>
     tx.session.create({
       data: {
@@ -93,6 +97,8 @@ async function makeSession(
         tokenHash: sessionHash(token),
         readOnly,
         expiresAt,
+        keyId: parent ? parent.keyId : account.keyId || null,
+        parentId: parent?.id ?? null,
       },
     });
   // A portal session of an app being deleted is not made, or is revoked with the app's others.
