@@ -328,6 +328,38 @@ describe("429 rate_limit_error", () => {
     const other = await limited.newAccount("Other");
     expect((await limited.request("GET", "/v3/apps", { key: other })).status).toBe(200);
   });
+
+  it("gives each portal session a bucket of its own, apart from its account's and other portals'", async () => {
+    const portalGw = await startGateway({ RATE_LIMIT_PER_SECOND: "1000", PORTAL_RATE_LIMIT_PER_SECOND: "2" });
+    try {
+      await portalGw.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
+      const openPortal = async () => {
+        const { token } = (await portalGw.request("POST", "/v3/apps/acme/portal-sessions", { json: {} }))
+          .body;
+        const res = await portalGw.request("POST", "/session", {
+          key: null,
+          headers: { "herald-page": "portal" },
+          json: { token },
+        });
+        return {
+          key: null,
+          headers: { cookie: res.headers.get("set-cookie")!.split(";")[0]!, "herald-page": "portal" },
+        };
+      };
+      const [noisy, quiet] = [await openPortal(), await openPortal()];
+      let res: Response | undefined;
+      for (let i = 0; i < 50; i++) {
+        res = await portalGw.request("GET", "/v3/apps/acme", noisy);
+        if (res.status !== 200) break;
+      }
+      expectError(res!, 429, { type: "rate_limit_error", code: "rate_limited", param: null });
+      // Neither the account's API calls nor another customer's portal paid for it.
+      expect((await portalGw.request("GET", "/v3/apps/acme")).status).toBe(200);
+      expect((await portalGw.request("GET", "/v3/apps/acme", quiet)).status).toBe(200);
+    } finally {
+      await portalGw.close();
+    }
+  });
 });
 
 describe("5xx api_error", () => {

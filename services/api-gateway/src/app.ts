@@ -129,7 +129,10 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     res.set("Content-Security-Policy", PAGE_CSP).type("html").send(docsPage);
   });
   servePages(app, config.webDist);
-  registerRoutes(app, routes, deps, new RateLimiter(config.rateLimitPerSecond));
+  registerRoutes(app, routes, deps, {
+    account: new RateLimiter(config.rateLimitPerSecond),
+    portal: new RateLimiter(config.portalRateLimitPerSecond),
+  });
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 

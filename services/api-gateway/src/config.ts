@@ -13,6 +13,8 @@ export type GatewayConfig = {
   encryptionKey: Buffer;
   bootstrapApiKey: string | undefined;
   rateLimitPerSecond: number;
+  /** Each portal session's own limit, apart from its account's. */
+  portalRateLimitPerSecond: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
   /** The built portal and dashboard (packages/web/dist). */
@@ -45,6 +47,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     encryptionKey: r.encryptionKey("32 bytes, base64 or hex: `openssl rand -base64 32`"),
     bootstrapApiKey,
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
+    portalRateLimitPerSecond: r.int("PORTAL_RATE_LIMIT_PER_SECOND", 20),
     publicUrl: r
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),

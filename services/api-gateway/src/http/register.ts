@@ -4,7 +4,7 @@ import { authenticateKey, checkAdminToken } from "./auth.ts";
 import { parseBody, parseFormJson } from "./body.ts";
 import { ApiError, unauthenticated } from "./errors.ts";
 import { requestHash, withIdempotency } from "./idempotency.ts";
-import type { RateLimiter } from "./rateLimit.ts";
+import type { Limiters } from "./rateLimit.ts";
 import { expressPath, type RouteSpec, type Schema } from "./route.ts";
 import {
   authenticateSession,
@@ -44,7 +44,7 @@ async function authenticate(
   route: RouteSpec,
   req: Request,
   deps: Deps,
-  limiter: RateLimiter,
+  limiters: Limiters,
 ): Promise<Account> {
   if (route.auth === "account") {
     const secure = deps.config.publicUrl.startsWith("https:");
@@ -56,7 +56,10 @@ async function authenticate(
       ? await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]))
       : await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
     checkSessionAllows(account, route);
-    limiter.take(account.id);
+    // A customer's portal draws from a bucket of its own: one portal, or a script holding its
+    // cookie, cannot spend the account's requests (and the account's backend cannot starve it).
+    if (account.via === "portal" && account.session) limiters.portal.take(account.session.id);
+    else limiters.account.take(account.id);
     return account;
   }
   if (route.auth === "admin") {
@@ -68,10 +71,10 @@ async function authenticate(
 }
 
 /** Registers every route of the table: auth, rate limit, body, validation, idempotency, handler. */
-export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, limiter: RateLimiter): void {
+export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, limiters: Limiters): void {
   for (const route of routes) {
     app[route.method](expressPath(route.path), async (req: Request, res: Response) => {
-      const account = await authenticate(route, req, deps, limiter);
+      const account = await authenticate(route, req, deps, limiters);
       checkStorable([req.params, req.query as Record<string, unknown>]);
       const query = validate<Record<string, unknown>>(
         route.query ?? noFields,
