@@ -354,3 +354,32 @@ describe("custom headers stored before they were sealed", () => {
     }
   });
 });
+
+describe("endpoints per app", () => {
+  it("stops at ENDPOINTS_PER_APP_MAX, however many are asked for at once, and frees a place on delete", async () => {
+    const capped = await startGateway({ ENDPOINTS_PER_APP_MAX: "3" });
+    try {
+      await capped.request("POST", "/v3/apps", { json: { uid: "shop", name: "Shop" } });
+      const create = (i: number) =>
+        capped.request("POST", "/v3/endpoints", {
+          json: { app: "shop", url: `https://example.com/cap${i}` },
+        });
+      const made = await Promise.all([0, 1, 2, 3, 4].map(create));
+      expect(made.filter((r) => r.status === 201)).toHaveLength(3);
+      const refused = made.find((r) => r.status === 400)!;
+      expect(refused.body.error).toMatchObject({ code: "endpoint_limit_reached", param: "app" });
+      expect(refused.body.error.message).toContain("ENDPOINTS_PER_APP_MAX");
+      const one = made.find((r) => r.status === 201)!.body.id;
+      expect((await capped.request("DELETE", `/v3/endpoints/${one}`)).status).toBe(200);
+      expect((await create(9)).status).toBe(201);
+      // Another app has its own places.
+      await capped.request("POST", "/v3/apps", { json: { uid: "other", name: "Other" } });
+      const other = await capped.request("POST", "/v3/endpoints", {
+        json: { app: "other", url: "https://example.com/o" },
+      });
+      expect(other.status).toBe(201);
+    } finally {
+      await capped.close();
+    }
+  });
+});

@@ -15,6 +15,8 @@ export type GatewayConfig = {
   rateLimitPerSecond: number;
   /** Each portal session's own limit, apart from its account's. */
   portalRateLimitPerSecond: number;
+  /** Endpoints one app may have: fan-out writes events × endpoints in one statement. */
+  endpointsPerAppMax: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
   /** The built portal and dashboard (packages/web/dist). */
@@ -48,6 +50,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     bootstrapApiKey,
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
     portalRateLimitPerSecond: r.int("PORTAL_RATE_LIMIT_PER_SECOND", 20),
+    endpointsPerAppMax: r.int("ENDPOINTS_PER_APP_MAX", 100, { min: 1, max: 10_000 }),
     publicUrl: r
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { PrismaClient } from "@herald/db";
+import type { Prisma, PrismaClient } from "@herald/db";
 import { invalid } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 import { limitFields } from "./endpointState.ts";
@@ -110,3 +110,24 @@ export const endpointFields: Record<string, Schema> = {
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
   ...limitFields,
 };
+
+/**
+ * Refuses an app's endpoint past `max`: each event fans out to every endpoint of its app in one
+ * statement, so an app's endpoints multiply all its events' work. Counted under a lock on the
+ * app's endpoints, so two creates at once cannot both take the last place.
+ */
+export async function checkEndpointRoom(
+  tx: Prisma.TransactionClient,
+  appId: string,
+  ref: string,
+  max: number,
+) {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`endpoints:${appId}`}))`;
+  const count = await tx.endpoint.count({ where: { appId, deletedAt: null } });
+  if (count >= max)
+    throw invalid(
+      "app",
+      `The app '${ref}' has ${count} endpoints, the most one app may have (ENDPOINTS_PER_APP_MAX); delete one first.`,
+      "endpoint_limit_reached",
+    );
+}

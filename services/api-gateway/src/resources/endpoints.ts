@@ -18,6 +18,7 @@ import {
 } from "./common.ts";
 import { keepRedacted, openHeaders, sealHeaders, shownHeaders } from "./endpointHeaders.ts";
 import {
+  checkEndpointRoom,
   checkEventTypes,
   checkHeaders,
   checkSecret,
@@ -225,20 +226,25 @@ export const endpointRoutes: RouteSpec[] = [
       const input = await checkedInput(deps, account.id, body);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
       const id = newId("endpoint");
-      const created = await withLiveApp(deps.prisma, { id: app.id, ref: body.app, param: "app" }, (tx) =>
-        tx.endpoint.create({
-          data: {
-            id,
-            accountId: account.id,
-            appId: app.id,
-            url: input.url!,
-            ...input,
-            ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
-            secret: deps.secrets.seal(secret, endpointSecretContext(id)),
-            flow: { create: {} },
-          },
-          include: { flow: true },
-        }),
+      const created = await withLiveApp(
+        deps.prisma,
+        { id: app.id, ref: body.app, param: "app" },
+        async (tx) => {
+          await checkEndpointRoom(tx, app.id, body.app, deps.config.endpointsPerAppMax);
+          return tx.endpoint.create({
+            data: {
+              id,
+              accountId: account.id,
+              appId: app.id,
+              url: input.url!,
+              ...input,
+              ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
+              secret: deps.secrets.seal(secret, endpointSecretContext(id)),
+              flow: { create: {} },
+            },
+            include: { flow: true },
+          });
+        },
       );
       return { status: 201, body: serializeEndpoint(created) };
     },
