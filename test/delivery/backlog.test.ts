@@ -60,7 +60,11 @@ async function failedDeliveries(appUid: string, endpointId: string, url: string,
 }
 
 describe("a replay of thousands to a slow endpoint", () => {
-  it("delays no other app's new events, finishes, and delivers each event once", async () => {
+  // 3,000 deliveries paced through one slow endpoint, and polls of up to 60 s: more than the
+  // default 30 s a test may take.
+  it("delays no other app's new events, finishes, and delivers each event once", {
+    timeout: 120_000,
+  }, async () => {
     const bulk = fixtures(sys, receiver, "bulk");
     const live = fixtures(sys, receiver, "live");
     const slow = await bulk.endpoint("/slow");
