@@ -383,3 +383,49 @@ describe("endpoints per app", () => {
     }
   });
 });
+
+describe("an event's deliveries", () => {
+  it("shows the first 100 with the event, and pages through all of them", async () => {
+    const wide = await startGateway({ ENDPOINTS_PER_APP_MAX: "200" });
+    const wideSeed = seeder(wide.databaseUrl);
+    try {
+      await wide.request("POST", "/v3/apps", { json: { uid: "wide", name: "Wide" } });
+      await wide.request("POST", "/v3/event-types", { json: { name: "wide.sent" } });
+      const event = await wide.request("POST", "/v3/events", {
+        json: { app: "wide", type: "wide.sent", data: {} },
+      });
+      const endpoints: string[] = [];
+      for (let i = 0; i < 105; i++) {
+        const ep = await wide.request("POST", "/v3/endpoints", {
+          json: { app: "wide", url: `https://example.com/w${i}` },
+        });
+        endpoints.push(ep.body.id);
+        await wideSeed.delivery({ eventId: event.body.id, endpointId: ep.body.id, status: "succeeded" });
+      }
+      const shown = await wide.request("GET", `/v3/events/${event.body.id}`);
+      expectMatches(shown.body, "Event");
+      expect(shown.body.deliveries).toHaveLength(100);
+      expect(shown.body.deliveries_has_more).toBe(true);
+      const listed = await wide.request("GET", `/v3/events?limit=1`);
+      expect(listed.body.data[0]).toMatchObject({ id: event.body.id, deliveries_has_more: true });
+
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const res = await wide.request(
+          "GET",
+          `/v3/events/${event.body.id}/deliveries?limit=40${after ? `&starting_after=${after}` : ""}`,
+        );
+        expect(res.status).toBe(200);
+        seen.push(...res.body.data.map((d: { endpoint: string }) => d.endpoint));
+        if (!res.body.has_more) break;
+        after = res.body.data.at(-1).endpoint;
+      }
+      expect(seen.sort()).toEqual([...endpoints].sort());
+      expect((await wide.request("GET", "/v3/events/evt_nope/deliveries")).status).toBe(404);
+    } finally {
+      await wideSeed.close();
+      await wide.close();
+    }
+  });
+});

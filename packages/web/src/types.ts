@@ -78,6 +78,8 @@ export type HeraldEvent = {
   data: unknown;
   created_at: string;
   deliveries: Delivery[];
+  /** More deliveries than shown, listed by GET /v3/events/{id}/deliveries. */
+  deliveries_has_more: boolean;
 };
 
 export type AttemptRequest = { headers: Record<string, string> | null; body: string };

@@ -6,6 +6,7 @@ import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
 import { dashboardSessionRoutes, dashboardSessionSchemas } from "./resources/dashboardSessions.ts";
 import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
+import { eventDeliveryRoutes } from "./resources/eventDeliveries.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { jsonSchemaRoutes, jsonSchemaSchemas } from "./resources/jsonSchema.ts";
@@ -25,6 +26,7 @@ export const routes: RouteSpec[] = [
   ...statsRoutes,
   ...endpointHealthRoutes,
   ...eventRoutes,
+  ...eventDeliveryRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,
   ...sessionRoutes,

@@ -14,34 +14,20 @@ import {
   nullableTimestamp,
   timestamp,
 } from "./common.ts";
+import { DELIVERIES_SHOWN, type DeliveryRow, deliveriesOf, serializeDelivery } from "./eventDeliveries.ts";
 import { sendEvent } from "./sendEvent.ts";
 
-type DeliveryRow = {
-  eventId: string;
-  endpointId: string;
-  status: string;
-  attempts: number;
-  lastAttemptAt: Date | null;
-  nextAttemptAt: Date | null;
-};
 type EventRow = { id: string; appId: string; type: string; data: unknown; createdAt: Date };
 
-const serializeDelivery = (d: DeliveryRow) => ({
-  endpoint: d.endpointId,
-  status: d.status,
-  attempts: d.attempts,
-  last_attempt_at: iso(d.lastAttemptAt),
-  next_attempt_at: iso(d.nextAttemptAt),
-});
-
-export const serializeEvent = (e: EventRow, deliveries: DeliveryRow[]) => ({
+export const serializeEvent = (e: EventRow, deliveries = { rows: [] as DeliveryRow[], more: false }) => ({
   id: e.id,
   object: "event" as const,
   app: e.appId,
   type: e.type,
   data: e.data,
   created_at: iso(e.createdAt),
-  deliveries: deliveries.map(serializeDelivery),
+  deliveries: deliveries.rows.map(serializeDelivery),
+  deliveries_has_more: deliveries.more,
 });
 
 export const eventSchemas: Record<string, Schema> = {
@@ -62,7 +48,7 @@ export const eventSchemas: Record<string, Schema> = {
   },
   Event: {
     type: "object",
-    required: ["id", "object", "app", "type", "data", "created_at", "deliveries"],
+    required: ["id", "object", "app", "type", "data", "created_at", "deliveries", "deliveries_has_more"],
     properties: {
       id: { type: "string", examples: ["evt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
       object: { const: "event" },
@@ -73,8 +59,12 @@ export const eventSchemas: Record<string, Schema> = {
       deliveries: {
         type: "array",
         items: { $ref: "#/components/schemas/Delivery" },
+        description: `One per receiving endpoint, the first ${DELIVERIES_SHOWN} by endpoint id. Fan-out is asynchronous: this fills in as the dispatcher works.`,
+      },
+      deliveries_has_more: {
+        type: "boolean",
         description:
-          "One per receiving endpoint. Fan-out is asynchronous: this fills in as the dispatcher works.",
+          "Whether the event has more deliveries than shown: page through them with `GET /v3/events/{id}/deliveries`.",
       },
     },
   },
@@ -102,18 +92,6 @@ async function endpointFilter(
   checkScope(account, found.appId, "endpoint", id, "endpoint");
   await checkAppLive(prisma, found.appId, "endpoint", id, "endpoint");
   return found.id;
-}
-
-async function deliveriesOf(
-  prisma: Pick<PrismaClient, "delivery">,
-  eventIds: string[],
-): Promise<Map<string, DeliveryRow[]>> {
-  const rows = eventIds.length
-    ? await prisma.delivery.findMany({ where: { eventId: { in: eventIds } }, orderBy: { id: "asc" } })
-    : [];
-  const byEvent = new Map<string, DeliveryRow[]>();
-  for (const row of rows) byEvent.set(row.eventId, [...(byEvent.get(row.eventId) ?? []), row]);
-  return byEvent;
 }
 
 export const eventRoutes: RouteSpec[] = [
@@ -196,7 +174,7 @@ export const eventRoutes: RouteSpec[] = [
         deps.prisma,
         list.data.map((e) => e.id),
       );
-      return { body: { ...list, data: list.data.map((e) => serializeEvent(e, deliveries.get(e.id) ?? [])) } };
+      return { body: { ...list, data: list.data.map((e) => serializeEvent(e, deliveries.get(e.id))) } };
     },
   },
   {
@@ -217,7 +195,7 @@ export const eventRoutes: RouteSpec[] = [
       checkScope(account, event.appId, "event", params.id);
       await checkAppLive(deps.prisma, event.appId, "event", params.id);
       const deliveries = await deliveriesOf(deps.prisma, [event.id]);
-      return { body: serializeEvent(event, deliveries.get(event.id) ?? []) };
+      return { body: serializeEvent(event, deliveries.get(event.id)) };
     },
   },
 ];

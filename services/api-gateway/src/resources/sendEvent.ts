@@ -99,5 +99,6 @@ export async function acceptEvent(
     data: body.data,
     created_at: createdAt.toISOString(),
     deliveries: [],
+    deliveries_has_more: false,
   };
 }
