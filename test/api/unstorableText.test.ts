@@ -115,3 +115,43 @@ describe("text that cannot be stored", () => {
     expect(ok.body.data).toEqual({ note: "a\u00e9b \u{1F600}" });
   });
 });
+
+describe("a body nested deeper than the gateway walks", () => {
+  const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+
+  it.each([
+    [
+      "event data, 100,000 levels in 1 MiB",
+      "/v3/events",
+      (deep: string) => `{"app":"acme","type":"order.paid","data":${deep}}`,
+      100_000,
+      "data",
+    ],
+    [
+      "event data, one level past the limit",
+      "/v3/events",
+      (deep: string) => `{"app":"acme","type":"order.paid","data":${deep}}`,
+      65,
+      "data",
+    ],
+    [
+      "a schema",
+      "/v3/event-types",
+      (deep: string) => `{"name":"deep.schema","schema":${deep}}`,
+      10_000,
+      "schema",
+    ],
+  ])("is a 400 naming the field: %s", async (_what, path, body, levels, param) => {
+    const res = await gw.request("POST", path, {
+      raw: { body: body(nested(levels)), type: "application/json" },
+    });
+    expectError(res, 400, invalidRequest("parameter_invalid", param));
+    expect(res.body.error.message).toContain("nested more than 64 levels");
+  });
+
+  it("takes 64 levels", async () => {
+    const body = `{"app":"acme","type":"order.paid","data":${nested(63)}}`;
+    const res = await gw.request("POST", "/v3/events", { raw: { body, type: "application/json" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+});

@@ -9,7 +9,7 @@ import type { GatewayConfig } from "./config.ts";
 import type { Deps } from "./context.ts";
 import { EventWriter } from "./eventWriter.ts";
 import { bodyParserError } from "./http/body.ts";
-import { ApiError, internal, malformedPathError } from "./http/errors.ts";
+import { ApiError, answerClientError, internal, malformedPathError } from "./http/errors.ts";
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
 import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
@@ -155,6 +155,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       }, 600_000);
       housekeeping.unref();
       const listening = app.listen(config.port, config.host);
+      listening.on("clientError", answerClientError);
       await new Promise<void>((resolve, reject) => {
         listening.once("listening", resolve);
         listening.once("error", reject);

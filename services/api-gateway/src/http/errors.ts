@@ -71,3 +71,29 @@ export function malformedPathError(err: unknown): ApiError | null {
     "The request path is not valid: a part of it is not properly percent-encoded.",
   );
 }
+
+/**
+ * A request Node's HTTP parser refuses before Express sees it: a URL and headers over its 16
+ * KiB, or bytes that are not HTTP. Node would answer a bare status line; the API's error format
+ * says what was wrong. (`socket` is the connection: written to directly, then closed.)
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const [status, reason] = tooLarge ? [431, "Request Header Fields Too Large"] : [400, "Bad Request"];
+  const error = new ApiError(
+    status,
+    "invalid_request_error",
+    tooLarge ? "request_too_large" : "malformed_request",
+    tooLarge
+      ? "The request's URL and headers are over 16 KiB together; send long values in the body."
+      : "The request is not valid HTTP/1.1.",
+  );
+  const body = JSON.stringify(error.toBody());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -9,6 +9,14 @@ import { invalid } from "./errors.ts";
  */
 export function checkStorable(parts: Record<string, unknown>[]): void {
   for (const part of parts) {
+    const deep = tooDeepAt(part);
+    if (deep !== null) {
+      throw invalid(
+        deep,
+        `${deep} is nested more than ${DEPTH_MAX} levels deep; at most ${DEPTH_MAX}.`,
+        "parameter_invalid",
+      );
+    }
     const path = unstorableAt(part);
     if (!path) continue;
     const [head, ...rest] = path;
@@ -19,4 +27,26 @@ export function checkStorable(parts: Record<string, unknown>[]): void {
       "parameter_invalid",
     );
   }
+}
+
+/**
+ * How deep a body may nest. JSON.parse takes any depth, but what walks the value afterwards
+ * (serializing it, checking it against a schema, storing it) recurses: 100,000 levels in a
+ * 1 MiB body overflow the stack there, a 500 where the caller is at fault.
+ */
+export const DEPTH_MAX = 64;
+
+/** The top-level field of `root` that nests deeper than DEPTH_MAX, or null; walked without recursion. */
+function tooDeepAt(root: Record<string, unknown>): string | null {
+  for (const [field, value] of Object.entries(root)) {
+    const pending: [unknown, number][] = [[value, 1]];
+    while (pending.length) {
+      const [item, depth] = pending.pop()!;
+      if (!item || typeof item !== "object") continue;
+      if (depth > DEPTH_MAX) return field;
+      for (const child of Object.values(item))
+        if (child && typeof child === "object") pending.push([child, depth + 1]);
+    }
+  }
+  return null;
 }

@@ -1,0 +1,154 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FuzzRequest, type Operation, requestFor } from "../support/fuzz.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openapi } from "../support/openapi.ts";
+
+/**
+ * The whole API, fuzzed from its OpenAPI document against a real gateway, PostgreSQL and
+ * RabbitMQ: every operation, with requests well-formed and hostile. Each answer must be below
+ * 500, in the error format (with `param` for a parameter at fault) or matching the document,
+ * and no request may hold the gateway's event loop (it runs in this process) past a bound.
+ *
+ * Seeded and bounded, so `npm test` runs the same cases each time. A longer run:
+ *   FUZZ_RUNS=20000 FUZZ_SEED=7 npm test -- test/fuzz/api.test.ts
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
+const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
+/** The longest the event loop may be held by one request. */
+const LOOP_BOUND_MS = 1500;
+
+let gw: TestGateway;
+const known: Record<string, string[]> = {};
+const loop = monitorEventLoopDelay({ resolution: 10 });
+
+beforeAll(async () => {
+  gw = await startGateway();
+  const app = await gw.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
+  const schema = { type: "object", properties: { id: { type: "string", pattern: "^[a-z]+$" } } };
+  await gw.request("POST", "/v3/event-types", { json: { name: "order.paid", schema } });
+  const endpoint = await gw.request("POST", "/v3/endpoints", {
+    json: { app: "acme", url: "https://example.com/fuzz", headers: { "X-Tenant": "acme" } },
+  });
+  const event = await gw.request("POST", "/v3/events", {
+    json: { app: "acme", type: "order.paid", data: { id: "abc" } },
+  });
+  const replay = await gw.request("POST", `/v3/endpoints/${endpoint.body.id}/replay`, { json: {} });
+  Object.assign(known, {
+    app: ["acme", app.body.id],
+    id: [endpoint.body.id, event.body.id, replay.body.id, app.body.id],
+    name: ["order.paid"],
+    type: ["order.paid"],
+    endpoint: [endpoint.body.id],
+    event: [event.body.id],
+    url: ["https://example.com/other"],
+  });
+  loop.enable();
+});
+afterAll(async () => {
+  loop.disable();
+  await gw?.close();
+});
+
+const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+addFormats.default(ajv);
+ajv.addSchema({ ...openapi, $id: "doc" } as object);
+const pointer = (...parts: string[]) =>
+  parts.map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
+
+/** The documented body of `status` for the operation, as an Ajv validator, if there is one. */
+function documented(operation: Operation, status: number) {
+  // biome-ignore lint/suspicious/noExplicitAny: the document as built
+  const response = operation.op.responses?.[String(status)] as any;
+  if (!response) return null;
+  const where = response.$ref
+    ? `doc#/${pointer("components", "responses", response.$ref.split("/").pop())}`
+    : `doc#/${pointer("paths", operation.path, operation.method, "responses", String(status))}`;
+  const resolved = response.$ref ? openapi.components.responses?.[response.$ref.split("/").pop()] : response;
+  if (!resolved?.content?.["application/json"]?.schema) return null;
+  return ajv.getSchema(`${where}/content/${pointer("application/json")}/schema`) ?? null;
+}
+
+const operations: Operation[] = Object.entries(
+  openapi.paths as Record<string, Record<string, unknown>>,
+).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })));
+
+async function send(request: FuzzRequest) {
+  const res = await fetch(gw.url + request.path, {
+    method: request.method,
+    headers: { authorization: `Bearer ${gw.key}`, ...request.headers },
+    body: request.body,
+  });
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body, type: res.headers.get("content-type") ?? "" };
+}
+
+/** Why this answer breaks the API's promises, or null. */
+function problemWith(operation: Operation, res: Awaited<ReturnType<typeof send>>): string | null {
+  if (res.status >= 500) return `answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`;
+  if (res.status >= 400) {
+    // biome-ignore lint/suspicious/noExplicitAny: checked field by field
+    const error = (res.body as any)?.error;
+    if (
+      !error ||
+      typeof error.type !== "string" ||
+      typeof error.code !== "string" ||
+      typeof error.message !== "string"
+    )
+      return `an error outside the error format: ${JSON.stringify(res.body).slice(0, 500)}`;
+    if (["parameter_invalid", "parameter_missing"].includes(error.code) && typeof error.param !== "string")
+      return `${error.code} without the param at fault: ${error.message}`;
+    if (/\bat (async )?\w+ \(|node_modules|\.ts:\d+/.test(error.message))
+      return `a stack trace: ${error.message}`;
+    return null;
+  }
+  if (res.status === 204) return null;
+  const validate = documented(operation, res.status);
+  if (!validate) return `status ${res.status} is not in the document`;
+  return validate(res.body)
+    ? null
+    : `does not match the document: ${JSON.stringify(validate.errors).slice(0, 500)}`;
+}
+
+describe("the API under fuzzed requests", () => {
+  it("never answers 500, always in the error format or as documented, with the event loop bounded", {
+    timeout: Math.max(180_000, RUNS * 500),
+  }, async () => {
+    const statuses = new Map<number, number>();
+    let tried = 0;
+    const arbitrary = fc
+      .constantFrom(...operations.map((_, i) => i))
+      .chain((i) => requestFor(operations[i]!, known).map((request) => ({ i, request })));
+    await fc.assert(
+      fc.asyncProperty(arbitrary, async ({ i, request }) => {
+        const operation = operations[i]!;
+        tried++;
+        loop.reset();
+        const res = await send(request);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const held = loop.max / 1e6;
+        const problem =
+          problemWith(operation, res) ??
+          (held > LOOP_BOUND_MS ? `held the event loop ${Math.round(held)} ms` : null);
+        if (problem) throw new Error(`${request.label}\n  ${problem}`);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    const summary = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`);
+    console.log(
+      `API fuzzer: ${tried} requests over ${operations.length} operations, seed ${SEED}: ${summary.join(" ")}`,
+    );
+    expect(tried).toBe(RUNS);
+    // Well-formed requests got through, not only refusals.
+    expect([...statuses.keys()].some((s) => s < 300)).toBe(true);
+  });
+});

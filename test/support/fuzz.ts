@@ -1,0 +1,204 @@
+import fc from "fast-check";
+import { toForm } from "./gateway.ts";
+
+/**
+ * Requests made from the OpenAPI document, for the API fuzzer: each operation's parameters,
+ * query and body from their schemas, well-formed most of the time and otherwise hostile in
+ * every way a client could be (wrong types, huge and deep values, unicode, NUL and lone
+ * surrogates, unknown fields, prototype keys, every content type).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema as the document holds it
+type Json = any;
+
+export type Operation = { method: string; path: string; op: Json };
+export type FuzzRequest = {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** What the request was, to print when a property fails. */
+  label: string;
+};
+
+const deep = (levels: number, leaf: unknown = 1): unknown => {
+  let value: unknown = leaf;
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+};
+
+/** A value no schema asked for. */
+export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.constantFrom(
+    "",
+    "\u0000",
+    "a\u0000b",
+    "\ud800",
+    "💥".repeat(50),
+    "x".repeat(70_000),
+    "../../etc/passwd",
+    "%E0%A4%A",
+    "<script>alert(1)</script>",
+    "' OR 1=1 --",
+    "1e309",
+    "__proto__",
+  ),
+  fc.integer(),
+  fc.constantFrom(-1, 0, 2 ** 53, -(2 ** 63), 1e308, 0.5),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 4 }),
+  fc.constantFrom(
+    deep(30),
+    deep(80),
+    // Own keys named as the prototype's (a literal would set the prototype instead).
+    JSON.parse('{"__proto__":{"admin":true}}'),
+    JSON.parse('{"constructor":{"prototype":{"admin":true}}}'),
+  ),
+);
+
+const stringFor = (s: Json): fc.Arbitrary<string> =>
+  s.enum
+    ? fc.constantFrom(...(s.enum as string[]))
+    : s.format === "date-time"
+      ? fc.date({ noInvalidDate: true }).map((d) => d.toISOString())
+      : fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) });
+
+/** Values for `schema`, mostly of its shape; one in `hostility` a hostile value instead. */
+export function valueFor(
+  schema: Json,
+  known: Record<string, string[]>,
+  name = "",
+  depth = 0,
+): fc.Arbitrary<unknown> {
+  const shaped = shapedFor(schema ?? {}, known, name, depth);
+  return fc.oneof({ arbitrary: shaped, weight: 9 }, { arbitrary: hostileValue, weight: 1 });
+}
+
+function shapedFor(
+  s: Json,
+  known: Record<string, string[]>,
+  name: string,
+  depth: number,
+): fc.Arbitrary<unknown> {
+  if (known[name]?.length) return fc.constantFrom(...known[name]!);
+  if (s.const !== undefined) return fc.constant(s.const);
+  if (s.enum) return fc.constantFrom(...s.enum);
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  if (depth > 3) return fc.constant(null);
+  switch (type) {
+    case "string":
+      return stringFor(s);
+    case "integer":
+      return fc.integer({ min: s.minimum ?? -1000, max: s.maximum ?? 100_000 });
+    case "number":
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: s.minimum ?? -1e6,
+        max: s.maximum ?? 1e6,
+      });
+    case "boolean":
+      return fc.boolean();
+    case "array":
+      return fc.array(valueFor(s.items, known, name, depth + 1), { maxLength: 4 });
+    case "object": {
+      const props = Object.entries((s.properties ?? {}) as Record<string, Json>);
+      if (!props.length)
+        return fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
+      const record = Object.fromEntries(props.map(([k, v]) => [k, valueFor(v, known, k, depth + 1)]));
+      return fc.record(record, { requiredKeys: (s.required ?? []).filter((k: string) => k in record) });
+    }
+    default:
+      return fc.jsonValue({ maxDepth: 3 });
+  }
+}
+
+const CONTENT_TYPES = ["json", "json", "json", "form", "text", "none", "bad-json", "charset"] as const;
+
+/** One request to `operation`, its path parameters from `known` ids mostly. */
+export function requestFor(operation: Operation, known: Record<string, string[]>): fc.Arbitrary<FuzzRequest> {
+  const params = (operation.op.parameters ?? []) as Json[];
+  const pathParams = params.filter((p) => p.in === "path");
+  const queryParams = params.filter((p) => p.in === "query");
+  const bodySchema = operation.op.requestBody?.content?.["application/json"]?.schema;
+  const pathArb = fc.record(
+    Object.fromEntries(
+      pathParams.map((p) => [
+        p.name,
+        fc.oneof(
+          { arbitrary: known[p.name]?.length ? fc.constantFrom(...known[p.name]!) : fc.string(), weight: 4 },
+          { arbitrary: fc.string({ unit: "binary", maxLength: 30 }).filter((v) => v.length > 0), weight: 1 },
+          { arbitrary: fc.constantFrom("%E0", "%00", "..", "x".repeat(5000)), weight: 1 },
+        ),
+      ]),
+    ),
+  );
+  const queryArb = fc.record(
+    Object.fromEntries([
+      ...queryParams.map((p) => [p.name, valueFor(p.schema, known, p.name)]),
+      // An unknown field now and then: each is a 400, which would leave little else tested.
+      ["unknown_field", fc.option(hostileValue, { nil: undefined, freq: 5 })],
+    ]),
+    { requiredKeys: [] },
+  );
+  const bodyArb = bodySchema ? valueFor(bodySchema, known) : fc.option(hostileValue, { nil: undefined });
+  return fc
+    .tuple(
+      pathArb,
+      queryArb,
+      bodyArb,
+      fc.constantFrom(...CONTENT_TYPES),
+      fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    )
+    .map(([pathValues, query, body, contentType, extraField]) => {
+      let path = operation.path;
+      for (const [name, value] of Object.entries(pathValues)) {
+        const raw = value as string;
+        // A few go as they are: malformed percent-encoding is the client's to send.
+        const encoded = raw.startsWith("%") ? raw : encodeURIComponent(raw);
+        path = path.replace(`{${name}}`, encoded);
+      }
+      const search = new URLSearchParams();
+      for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+        if (value === undefined) continue;
+        search.append(name, typeof value === "string" ? value : JSON.stringify(value));
+      }
+      const qs = search.toString();
+      const sent =
+        extraField && body && typeof body === "object" && !Array.isArray(body)
+          ? { ...(body as object), not_a_field: "x" }
+          : body;
+      const headers: Record<string, string> = {};
+      let text: string | undefined;
+      if (operation.method !== "get" && sent !== undefined) {
+        if (contentType === "json" || contentType === "charset") {
+          headers["content-type"] =
+            contentType === "charset" ? "application/json; charset=latin-9" : "application/json";
+          text = JSON.stringify(sent);
+        } else if (contentType === "form" && sent && typeof sent === "object" && !Array.isArray(sent)) {
+          headers["content-type"] = "application/x-www-form-urlencoded";
+          text = toForm(sent as Record<string, unknown>);
+        } else if (contentType === "text") {
+          headers["content-type"] = "text/plain";
+          text = typeof sent === "string" ? sent : JSON.stringify(sent);
+        } else if (contentType === "bad-json") {
+          headers["content-type"] = "application/json";
+          text = `${JSON.stringify(sent)?.slice(0, -1) ?? ""}{`;
+        }
+      }
+      const fullPath = qs ? `${path}?${qs}` : path;
+      const shown = text && text.length > 300 ? `${text.slice(0, 300)}… (${text.length} chars)` : text;
+      const label = `${operation.method.toUpperCase()} ${fullPath.slice(0, 300)}${fullPath.length > 300 ? `… (${fullPath.length} chars)` : ""} ${headers["content-type"] ?? ""} ${shown ?? ""}`;
+      return {
+        method: operation.method.toUpperCase(),
+        path: fullPath,
+        headers,
+        body: text,
+        label,
+        // How fast-check prints a failing case: the request, not its 70,000-character values.
+        [fc.toStringMethod]: () => label,
+      };
+    });
+}
