@@ -116,6 +116,12 @@ describe("/metrics", () => {
       }),
     ).toBe(2);
     expect(after.gateway.find((s) => s.name === "herald_outbox_backlog")).toBeDefined();
+    // The event loop's delay, for an alert on the next stall, and the schema workers' work.
+    const lag = after.gateway.find((s) => s.name === "nodejs_eventloop_lag_max_seconds");
+    expect(lag?.value).toBeGreaterThanOrEqual(0);
+    expect(
+      after.gateway.some((s) => s.name === "herald_schema_work" && s.labels.kind === "validations"),
+    ).toBe(true);
     expect(after.gateway.find((s) => s.name === "process_resident_memory_bytes")?.value).toBeGreaterThan(0);
   });
 });
