@@ -275,7 +275,19 @@ export class Broker {
       },
     });
     this.consumers.push(consumer);
-    if (this.model) await consumer.attach(this.model);
+    const model = this.model;
+    if (!model) return consumer;
+    try {
+      await consumer.attach(model);
+    } catch (err) {
+      // The connection dropped while attaching (RabbitMQ restarting, a 541): registered, the
+      // consumer is attached with the rest on reconnect, so a service's start goes on.
+      if (this.model === model) throw err;
+      logger.warn(
+        { err: (err as Error).message, queue: this.topology.queues[role] },
+        "consumer attaches on reconnect",
+      );
+    }
     return consumer;
   }
 
