@@ -62,12 +62,12 @@ describe.each(["json", "form"] as const)("endpoints with %s bodies", (mode) => {
     expect(updated.body.disabled_reason).toEqual(expect.any(String));
     const enabled = await send("POST", `/v3/endpoints/${id}`, {
       disabled: false,
-      url: "http://hooks.example.com/v2",
+      url: "https://hooks.example.com/v2",
     });
     expect(enabled.body).toMatchObject({
       disabled: false,
       disabled_reason: null,
-      url: "http://hooks.example.com/v2",
+      url: "https://hooks.example.com/v2",
     });
   });
 
@@ -427,5 +427,50 @@ describe("an event's deliveries", () => {
       await wideSeed.close();
       await wide.close();
     }
+  });
+});
+
+describe("an attempt recorded before custom header values were write-only", () => {
+  it("shows the endpoint's own headers as [redacted]", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", {
+        json: { app: "acme", url: "https://example.com/old-attempt", headers: { "X-Tenant": "acme-co" } },
+      })
+    ).body.id as string;
+    const event = await gw.request("POST", "/v3/events", {
+      json: { app: "acme", type: "invoice.paid", data: {} },
+    });
+    const delivery = await seed.delivery({ eventId: event.body.id, endpointId: ep, status: "succeeded" });
+    const attemptId = await seed.attempt({ deliveryId: delivery, status: "succeeded", attemptNumber: 1 });
+    // As an older sender recorded it: the value in clear.
+    await gw.gateway.deps.prisma.attempt.update({
+      where: { id: attemptId },
+      data: { requestHeaders: { "X-Tenant": "acme-co", "webhook-id": event.body.id } },
+    });
+    const shown = await gw.request("GET", `/v3/attempts/${attemptId}`);
+    expect(shown.body.request.headers).toEqual({ "X-Tenant": "[redacted]", "webhook-id": event.body.id });
+  });
+});
+
+describe("saved custom header values and a new URL", () => {
+  it("go to another path of the same origin, but another origin needs them sent again", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", {
+        json: { app: "acme", url: "https://hooks.example.com/a", headers: { "X-Api-Key": "k1" } },
+      })
+    ).body.id as string;
+    const move = (json: object) => gw.request("POST", `/v3/endpoints/${ep}`, { json });
+    expect((await move({ url: "https://hooks.example.com/b" })).status).toBe(200);
+    const away = await move({ url: "https://attacker.example.net/collect" });
+    expect(away.status).toBe(400);
+    expect(away.body.error.param).toBe("headers");
+    const redacted = await move({
+      url: "https://attacker.example.net/collect",
+      headers: { "X-Api-Key": "[redacted]" },
+    });
+    expect(redacted.body.error.param).toBe("headers[X-Api-Key]");
+    const resent = await move({ url: "https://new.example.net/hook", headers: { "X-Api-Key": "k2" } });
+    expect(resent.status).toBe(200);
+    expect(resent.body.url).toBe("https://new.example.net/hook");
   });
 });

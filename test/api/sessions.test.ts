@@ -393,3 +393,33 @@ describe("what a session may make, and what ends it", () => {
     expect((await gw.request("DELETE", `/v3/dashboard-sessions/${made.body.id}`)).status).toBe(404);
   });
 });
+
+describe("a session whose origin ended", () => {
+  it("ends with its key even when made in the moment of the revocation", async () => {
+    const key = (await gw.request("POST", "/v3/api-keys", { json: { name: "racing" } })).body;
+    const made = await gw.request("POST", "/v3/dashboard-sessions", { key: key.key, json: {} });
+    // As if the revocation's sweep ran just before this session's row was written.
+    await gw.gateway.deps.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+    const res = await gw.request("POST", "/session", {
+      key: null,
+      headers: { "herald-page": "dashboard" },
+      json: { token: made.body.token },
+    });
+    const cookie = res.headers.get("set-cookie")?.split(";")[0];
+    const after = cookie ? await gw.request("GET", "/v3/apps", as(cookie, "dashboard")) : res;
+    expect(after.status).toBe(401);
+  });
+
+  it("ends with the dashboard session that made it when that one signs out", async () => {
+    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: {} });
+    const dashboard = await open(made.body.token, "dashboard");
+    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
+      ...as(dashboard, "dashboard"),
+      json: {},
+    });
+    const portalCookie = await open(child.body.token);
+    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(200);
+    expect((await gw.request("DELETE", "/session", as(dashboard, "dashboard"))).body.deleted).toBe(true);
+    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(401);
+  });
+});

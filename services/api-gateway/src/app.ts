@@ -72,7 +72,8 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
         validateTimeoutMs: config.schemaValidateTimeoutMs,
         heapMb: config.schemaWorkerHeapMb,
         cacheBytes: 24 * 1024 * 1024,
-        queuePerAccount: 64,
+        // Each waiting request holds its body (up to 1 MiB parsed): a few, not many.
+        queuePerAccount: 16,
       },
       logger,
     ),

@@ -105,8 +105,12 @@ export async function replayBatch(
   });
 }
 
-/** Marks the replay `completed`, and frees what it claimed and did not take (its endpoint was disabled). */
+/**
+ * Frees what the replay claimed and did not take (its endpoint was disabled), then marks it
+ * `completed`. In that order: a crash between them leaves it `running`, and the message sent
+ * again completes it; the other way round, its claims would stay for good.
+ */
 export async function completeReplay(db: Queryable, replayId: string): Promise<void> {
-  await db.query("UPDATE replays SET status = 'completed', completed_at = now() WHERE id = $1", [replayId]);
   await db.query("UPDATE deliveries SET replay_id = NULL WHERE replay_id = $1", [replayId]);
+  await db.query("UPDATE replays SET status = 'completed', completed_at = now() WHERE id = $1", [replayId]);
 }

@@ -89,13 +89,25 @@ export function checkPage(kind: string, page: Page | undefined): void {
  * or, on a request from `page`, of the other kind.
  */
 export async function authenticateSession(
-  prisma: Pick<PrismaClient, "session">,
+  prisma: Pick<PrismaClient, "session" | "apiKey">,
   cookie: string,
   page?: Page,
 ): Promise<Account> {
   const session = await prisma.session.findUnique({ where: { cookieHash: sessionHash(cookie) } });
   if (!session || session.revokedAt) throw unauthenticated("This session has ended. Open a new link.");
   if (session.expiresAt <= new Date()) throw unauthenticated("This session has expired. Open a new link.");
+  // What it came from still stands: a key revoked, or the dashboard session that made it ended
+  // (signed out, revoked), ends it too, even if it was made in the moment of the revocation.
+  const [key, parent] = await Promise.all([
+    session.keyId
+      ? prisma.apiKey.findUnique({ where: { id: session.keyId }, select: { revokedAt: true } })
+      : null,
+    session.parentId
+      ? prisma.session.findUnique({ where: { id: session.parentId }, select: { revokedAt: true } })
+      : null,
+  ]);
+  if ((session.keyId && (!key || key.revokedAt)) || (session.parentId && (!parent || parent.revokedAt)))
+    throw unauthenticated("This session has ended. Open a new link.");
   checkPage(session.kind, page);
   const own = { id: session.id, expiresAt: session.expiresAt, keyId: session.keyId };
   return session.kind === "portal"

@@ -137,16 +137,28 @@ export const attemptSchemas: Record<string, Schema> = {
 };
 
 /** The request an attempt sent: its recorded headers, and the body rebuilt as the dispatcher built it. */
-async function requestOf(deps: Pick<Deps, "pool">, attempt: { eventId: string; requestHeaders: unknown }) {
-  const { rows } = await deps.pool.query<{ type: string; data: string; created_at: Date }>(
-    "SELECT type, data::text AS data, created_at FROM events WHERE id = $1",
-    [attempt.eventId],
+async function requestOf(
+  deps: Pick<Deps, "pool">,
+  attempt: { eventId: string; endpointId: string; requestHeaders: unknown },
+) {
+  const { rows } = await deps.pool.query<{
+    type: string;
+    data: string;
+    created_at: Date;
+    headers: object | null;
+  }>(
+    `SELECT ev.type, ev.data::text AS data, ev.created_at, ep.headers
+     FROM events ev LEFT JOIN endpoints ep ON ep.id = $2 WHERE ev.id = $1`,
+    [attempt.eventId, attempt.endpointId],
   );
   const event = rows[0];
   if (!event) return null;
   return {
-    // Redacted again when shown: attempts recorded before senders redacted are covered too.
-    headers: attempt.requestHeaders ? redactHeaders(attempt.requestHeaders as Record<string, string>) : null,
+    // Redacted again when shown, the endpoint's own header names included: attempts recorded
+    // before senders redacted, or before custom header values were write-only, are covered too.
+    headers: attempt.requestHeaders
+      ? redactHeaders(attempt.requestHeaders as Record<string, string>, Object.keys(event.headers ?? {}))
+      : null,
     body: webhookPayload(event.type, event.created_at, event.data),
   };
 }

@@ -1,6 +1,7 @@
 import { REDACTED } from "@herald/contracts";
 import { endpointHeadersContext, type PrismaClient, type SecretBox } from "@herald/db";
 import type { Logger } from "@herald/runtime";
+import { invalid } from "../http/errors.ts";
 
 /**
  * An endpoint's custom headers are write-only, like its signing secret: their values often
@@ -33,6 +34,26 @@ export function keepRedacted(sent: Record<string, string>, current: Record<strin
       name,
       value === REDACTED && current[name] !== undefined ? current[name] : value,
     ]),
+  );
+}
+
+/**
+ * Saved header values go only where they were set for: a new URL on another origin (scheme,
+ * host, port) needs them sent again, in the clear, or whoever may edit the endpoint could
+ * point it at their own server and receive them.
+ */
+export function checkHeadersFollow(
+  found: { url: string; headers: unknown },
+  url: string,
+  sent: Record<string, string> | undefined,
+): void {
+  const saved = Object.keys((found.headers ?? {}) as object);
+  if (!saved.length || new URL(url).origin === new URL(found.url).origin) return;
+  const kept = sent ? Object.keys(sent).find((name) => sent[name] === REDACTED) : saved[0];
+  if (kept === undefined) return;
+  throw invalid(
+    sent ? `headers[${kept}]` : "headers",
+    "The URL moves to another origin: send the custom headers' values again with it (a saved value goes only where it was set for).",
   );
 }
 

@@ -16,7 +16,13 @@ import {
   timestamp,
   withLiveApp,
 } from "./common.ts";
-import { keepRedacted, openHeaders, sealHeaders, shownHeaders } from "./endpointHeaders.ts";
+import {
+  checkHeadersFollow,
+  keepRedacted,
+  openHeaders,
+  sealHeaders,
+  shownHeaders,
+} from "./endpointHeaders.ts";
 import {
   checkEndpointRoom,
   checkEventTypes,
@@ -305,6 +311,7 @@ export const endpointRoutes: RouteSpec[] = [
       const found = await findEndpoint(deps.prisma, account, params.id);
       const input = await checkedInput(deps, account.id, body);
       // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
+      if (input.url) checkHeadersFollow(found, input.url, input.headers);
       const fresh = (body.disabled === false && found.disabled) || (input.url && input.url !== found.url);
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's

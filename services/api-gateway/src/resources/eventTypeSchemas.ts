@@ -1,4 +1,4 @@
-import type { Deps } from "../context.ts";
+import type { Account, Deps } from "../context.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Violation } from "../schemas/budget.ts";
 import { NOT_OBJECT } from "../schemas/compile.ts";
@@ -9,6 +9,13 @@ import { SchemaQueueFull, SchemaTooCostly } from "../schemas/pool.ts";
  * (schemas/pool.ts) when it is created or changed, so a bad schema is a 400 then, and every
  * event of a type with a schema is checked there too, within SCHEMA_VALIDATE_TIMEOUT.
  */
+
+/**
+ * Whose turn a request waits for on the schema workers: the account's, or a portal session's
+ * own, so that one customer's portal cannot fill the account's queue.
+ */
+export const schemaQueue = (account: Account) =>
+  account.via === "portal" && account.session ? `portal:${account.session.id}` : account.id;
 
 const queueFull = () =>
   new ApiError(

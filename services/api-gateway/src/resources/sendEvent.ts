@@ -4,7 +4,7 @@ import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { AppDeletedError } from "../eventWriter.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
-import { assertMatches } from "./eventTypeSchemas.ts";
+import { assertMatches, schemaQueue } from "./eventTypeSchemas.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
 
@@ -52,7 +52,8 @@ export async function acceptEvent(
       `The event type '${body.type}' is archived and accepts no new events.`,
       "event_type_archived",
     );
-  if (type.schema !== null) await assertMatches(deps, account.id, { ...type, name: body.type }, body.data);
+  if (type.schema !== null)
+    await assertMatches(deps, schemaQueue(account), { ...type, name: body.type }, body.data);
   const id = newId("event");
   annotate({ "herald.event_id": id, "herald.app_id": app.id });
   const createdAt = new Date();

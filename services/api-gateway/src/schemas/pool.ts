@@ -18,7 +18,7 @@ export type SchemaPoolOptions = {
   heapMb: number;
   /** Compiled validators each worker keeps, in estimated bytes. */
   cacheBytes: number;
-  /** Requests one account may have waiting; more are refused (SchemaQueueFull). */
+  /** Requests one account (or portal session) may have waiting; more are refused (SchemaQueueFull). */
   queuePerAccount: number;
 };
 
@@ -131,7 +131,9 @@ export class SchemaPool {
       reply = { op: "check", problems: answer.problems, example: answer.example };
     } catch (err) {
       if (!(err instanceof SchemaTooCostly)) throw err;
-      reply = { op: "check", problems: [{ path: "/", message: err.message }], example: null };
+      // Not kept: a time limit missed on a busy machine is no verdict on the schema.
+      this.counts.checks++;
+      return { op: "check", problems: [{ path: "/", message: err.message }], example: null };
     }
     this.counts.checks++;
     if (this.checked.size >= CHECKS_KEPT) this.checked.delete(this.checked.keys().next().value as string);
@@ -241,18 +243,20 @@ export class SchemaPool {
       if (!job) return;
       slot.job = job;
       this.running.set(job.account, (this.running.get(job.account) ?? 0) + 1);
+      const request: WorkerRequest = { id: this.nextId++, ...job.request };
+      const cold = request.op === "validate" && job.schema !== undefined && !slot.known.has(request.key);
+      if (cold) request.schema = job.schema;
+      // A validation on a worker that must compile the schema first gets the compile's time too:
+      // a schema accepted within SCHEMA_COMPILE_TIMEOUT must not fail its events for the compile.
       const timeoutMs =
         job.limit === "SCHEMA_COMPILE_TIMEOUT"
           ? this.options.compileTimeoutMs
-          : this.options.validateTimeoutMs;
+          : this.options.validateTimeoutMs + (cold ? this.options.compileTimeoutMs : 0);
       slot.timer = setTimeout(() => {
         this.counts.over_limit++;
         const took = timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
         this.lost(slot, new SchemaTooCostly(job.limit, `took longer than ${took} (${job.limit})`));
       }, timeoutMs);
-      const request: WorkerRequest = { id: this.nextId++, ...job.request };
-      if (request.op === "validate" && job.schema !== undefined && !slot.known.has(request.key))
-        request.schema = job.schema;
       slot.worker.postMessage(request);
     }
   }

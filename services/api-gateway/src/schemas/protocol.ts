@@ -27,6 +27,8 @@ export type WorkerSettings = { cacheBytes: number };
 
 /** Violations listed in one answer; the rest are counted. */
 export const VIOLATIONS_SHOWN = 20;
+/** A schema's problems listed in one answer; the rest are counted. */
+export const PROBLEMS_SHOWN = 50;
 /** Warnings passed on per answer, each cut to WARNING_CHARS. */
 export const WARNINGS_SHOWN = 5;
 export const WARNING_CHARS = 300;

@@ -1,9 +1,11 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { ValidateFunction } from "ajv";
+import type { Violation } from "./budget.ts";
 import { check, takeWarnings, violations } from "./compile.ts";
 import {
   type CheckReply,
   type MissingReply,
+  PROBLEMS_SHOWN,
   type ValidateReply,
   VIOLATIONS_SHOWN,
   WARNING_CHARS,
@@ -44,18 +46,26 @@ function recall(key: string): ValidateFunction | undefined {
   return entry.validate;
 }
 
+/** At most PROBLEMS_SHOWN problems, the rest counted in one more: a 64 KB schema can have thousands. */
+function listed(problems: Violation[]): Violation[] {
+  if (problems.length <= PROBLEMS_SHOWN) return problems;
+  const more = { path: "/", message: `and ${problems.length - PROBLEMS_SHOWN} more problems` };
+  return [...problems.slice(0, PROBLEMS_SHOWN), more];
+}
+
 function answer(request: WorkerRequest): CheckReply | ValidateReply | MissingReply {
   if (request.op === "check") {
     const checked = check(request.schema);
     return checked.ok
       ? { op: "check", problems: [], example: checked.example }
-      : { op: "check", problems: checked.problems, example: null };
+      : { op: "check", problems: listed(checked.problems), example: null };
   }
   let validate = recall(request.key);
   if (!validate) {
     if (request.schema === undefined) return { op: "validate", missing: true };
     const checked = check(request.schema);
-    if (!checked.ok) return { op: "validate", schemaProblems: checked.problems, violations: [], more: 0 };
+    if (!checked.ok)
+      return { op: "validate", schemaProblems: listed(checked.problems), violations: [], more: 0 };
     validate = checked.validate;
     remember(request.key, validate, request.schema);
   }
