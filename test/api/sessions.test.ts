@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RequestOptions, startGateway, type TestGateway } from "../support/gateway.ts";
+import { browserSessions } from "../support/browserSessions.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { expectMatches } from "../support/openapi.ts";
 
 let gw: TestGateway;
@@ -21,38 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-type Page = "portal" | "dashboard";
-
-/** Opens a link the way the page does, and returns the cookie it got. */
-async function open(token: string, page: Page = "portal"): Promise<string> {
-  const res = await gw.request("POST", "/session", {
-    key: null,
-    headers: { "herald-page": page },
-    json: { token },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const cookie = res.headers.get("set-cookie")!;
-  return cookie.split(";")[0]!;
-}
-
-/** A request as the page makes it: its cookie and its name. */
-const as = (cookie: string, page: Page = "portal") => ({
-  key: null,
-  headers: { cookie, "herald-page": page },
-});
-
-async function portal(body: Record<string, unknown> = {}) {
-  const res = await gw.request("POST", "/v3/apps/acme/portal-sessions", { json: body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as {
-    id: string;
-    url: string;
-    token: string;
-    expires_at: string;
-    read_only: boolean;
-    app: string;
-  };
-}
+const { open, as, portal } = browserSessions(() => gw);
 
 describe("portal sessions", () => {
   it("make a link to the portal of one app, valid for the time asked (1 hour by default)", async () => {
@@ -271,155 +241,5 @@ describe("dashboard sessions", () => {
     expect(
       (await gw.request("GET", `/v3/endpoints/${ids.acmeEndpoint}`, as(cookie, "dashboard"))).status,
     ).toBe(404);
-  });
-});
-
-describe("a session's cookie, sent by another site's page", () => {
-  const evil = "https://evil.example";
-
-  it("changes nothing: without Herald-Page, with a form, or from another Origin (403)", async () => {
-    const cookie = await open((await portal()).token);
-    const path = `/v3/endpoints/${ids.acmeEndpoint}`;
-    const attempts: RequestOptions[] = [
-      // A form post: browsers send no custom header with one.
-      { key: null, headers: { cookie, origin: evil }, form: { description: "csrf" } },
-      { key: null, headers: { cookie }, json: { description: "csrf" } },
-      // The header with another site's Origin (its preflight is never answered; no matter).
-      { key: null, headers: { ...as(cookie).headers, origin: evil }, json: { description: "csrf" } },
-      { key: null, headers: { ...as(cookie).headers, origin: "null" }, json: { description: "csrf" } },
-    ];
-    for (const options of attempts) {
-      const res = await gw.request("POST", path, options);
-      expect(res.status, JSON.stringify(options.headers)).toBe(403);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "cross_site_request" });
-    }
-    const now = await gw.request("GET", path);
-    expect(now.body.description).not.toBe("csrf");
-    // The page itself, on this origin: allowed.
-    expect((await gw.request("POST", path, { ...as(cookie), json: { description: "page" } })).status).toBe(
-      200,
-    );
-  });
-
-  it("cannot open a session (login CSRF) or end one", async () => {
-    const { token } = await portal();
-    const tries: Record<string, string>[] = [{ origin: evil }, { origin: evil, "herald-page": "portal" }];
-    for (const headers of tries) {
-      const res = await gw.request("POST", "/session", { key: null, headers, form: { token } });
-      expect(res.status).toBe(403);
-      expect(res.headers.get("set-cookie")).toBeNull();
-    }
-    // The link is still unused: it opens from the page.
-    const cookie = await open(token);
-    const out = await gw.request("DELETE", "/session", { key: null, headers: { cookie, origin: evil } });
-    expect(out.status).toBe(403);
-    expect((await gw.request("GET", "/v3/apps/acme", as(cookie))).status).toBe(200);
-  });
-
-  it("is the __Host- cookie only: a cookie of the plain name, as a sibling subdomain could set, is not read", async () => {
-    const cookie = await open((await portal()).token);
-    const plain = cookie.replace(/^__Host-/, "");
-    expect((await gw.request("GET", "/v3/apps/acme", as(plain))).status).toBe(401);
-  });
-});
-
-describe("what a session may make, and what ends it", () => {
-  it("a portal link made from a dashboard session ends when that session does, at the latest", async () => {
-    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: { expires_in: 60 } });
-    const dashboard = await open(made.body.token, "dashboard");
-    const portalLink = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
-      ...as(dashboard, "dashboard"),
-      json: { expires_in: 604_800 },
-    });
-    expect(portalLink.status).toBe(201);
-    expect(Date.parse(portalLink.body.expires_at)).toBeLessThanOrEqual(Date.parse(made.body.expires_at));
-  });
-
-  it("revoking an API key ends the sessions it made, and what they made", async () => {
-    const key = (await gw.request("POST", "/v3/api-keys", { json: { name: "to revoke" } })).body;
-    const viaKey = async (path: string, json: object) =>
-      (await gw.request("POST", path, { key: key.key, json })).body.token as string;
-    const dashboard = await open(await viaKey("/v3/dashboard-sessions", {}), "dashboard");
-    const portalOfKey = await open(await viaKey("/v3/apps/acme/portal-sessions", {}));
-    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
-      ...as(dashboard, "dashboard"),
-      json: {},
-    });
-    const portalOfDashboard = await open(child.body.token);
-    // Another key's session is not touched.
-    const kept = await open((await portal()).token);
-    for (const [cookie, page] of [
-      [dashboard, "dashboard"],
-      [portalOfKey, "portal"],
-      [portalOfDashboard, "portal"],
-      [kept, "portal"],
-    ] as const)
-      expect((await gw.request("GET", "/v3/apps/acme", as(cookie, page))).status).toBe(200);
-
-    expect((await gw.request("DELETE", `/v3/api-keys/${key.id}`, { key: key.key })).status).toBe(200);
-    for (const [cookie, page] of [
-      [dashboard, "dashboard"],
-      [portalOfKey, "portal"],
-      [portalOfDashboard, "portal"],
-    ] as const)
-      expect((await gw.request("GET", "/v3/apps/acme", as(cookie, page))).status).toBe(401);
-    expect((await gw.request("GET", "/v3/apps/acme", as(kept))).status).toBe(200);
-  });
-
-  it("dashboard sessions are listed, and revoking one ends it and the portal sessions it made", async () => {
-    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: {} });
-    const listed = await gw.request("GET", "/v3/dashboard-sessions?limit=100");
-    expect(listed.status).toBe(200);
-    const entry = listed.body.data.find((s: { id: string }) => s.id === made.body.id);
-    expectMatches(entry, "DashboardSessionListed");
-    expect(entry).toMatchObject({
-      object: "dashboard_session",
-      opened_at: null,
-      expires_at: made.body.expires_at,
-    });
-
-    const dashboard = await open(made.body.token, "dashboard");
-    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
-      ...as(dashboard, "dashboard"),
-      json: {},
-    });
-    const portalCookie = await open(child.body.token);
-    const revoked = await gw.request("DELETE", `/v3/dashboard-sessions/${made.body.id}`);
-    expect(revoked.body).toEqual({ id: made.body.id, object: "dashboard_session", deleted: true });
-    expect((await gw.request("GET", "/v3/apps/acme", as(dashboard, "dashboard"))).status).toBe(401);
-    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(401);
-    const after = await gw.request("GET", "/v3/dashboard-sessions?limit=100");
-    expect(after.body.data.map((s: { id: string }) => s.id)).not.toContain(made.body.id);
-    expect((await gw.request("DELETE", `/v3/dashboard-sessions/${made.body.id}`)).status).toBe(404);
-  });
-});
-
-describe("a session whose origin ended", () => {
-  it("ends with its key even when made in the moment of the revocation", async () => {
-    const key = (await gw.request("POST", "/v3/api-keys", { json: { name: "racing" } })).body;
-    const made = await gw.request("POST", "/v3/dashboard-sessions", { key: key.key, json: {} });
-    // As if the revocation's sweep ran just before this session's row was written.
-    await gw.gateway.deps.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
-    const res = await gw.request("POST", "/session", {
-      key: null,
-      headers: { "herald-page": "dashboard" },
-      json: { token: made.body.token },
-    });
-    const cookie = res.headers.get("set-cookie")?.split(";")[0];
-    const after = cookie ? await gw.request("GET", "/v3/apps", as(cookie, "dashboard")) : res;
-    expect(after.status).toBe(401);
-  });
-
-  it("ends with the dashboard session that made it when that one signs out", async () => {
-    const made = await gw.request("POST", "/v3/dashboard-sessions", { json: {} });
-    const dashboard = await open(made.body.token, "dashboard");
-    const child = await gw.request("POST", "/v3/apps/acme/portal-sessions", {
-      ...as(dashboard, "dashboard"),
-      json: {},
-    });
-    const portalCookie = await open(child.body.token);
-    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(200);
-    expect((await gw.request("DELETE", "/session", as(dashboard, "dashboard"))).body.deleted).toBe(true);
-    expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(401);
   });
 });

@@ -5,6 +5,7 @@ import { appRoutes, appSchemas } from "./resources/apps.ts";
 import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
 import { dashboardSessionRoutes, dashboardSessionSchemas } from "./resources/dashboardSessions.ts";
 import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
+import { endpointSecretRoutes, endpointSecretSchemas } from "./resources/endpointSecret.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
 import { eventDeliveryRoutes } from "./resources/eventDeliveries.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
@@ -21,6 +22,7 @@ export const routes: RouteSpec[] = [
   ...eventTypeRoutes,
   ...jsonSchemaRoutes,
   ...endpointRoutes,
+  ...endpointSecretRoutes,
   ...replayRoutes,
   ...testEventRoutes,
   ...statsRoutes,
@@ -39,6 +41,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...eventTypeSchemas,
   ...jsonSchemaSchemas,
   ...endpointSchemas,
+  ...endpointSecretSchemas,
   ...replaySchemas,
   ...eventSchemas,
   ...attemptSchemas,

@@ -89,25 +89,25 @@ export function checkPage(kind: string, page: Page | undefined): void {
  * or, on a request from `page`, of the other kind.
  */
 export async function authenticateSession(
-  prisma: Pick<PrismaClient, "session" | "apiKey">,
+  prisma: Pick<PrismaClient, "$queryRaw">,
   cookie: string,
   page?: Page,
 ): Promise<Account> {
-  const session = await prisma.session.findUnique({ where: { cookieHash: sessionHash(cookie) } });
-  if (!session || session.revokedAt) throw unauthenticated("This session has ended. Open a new link.");
+  // One query: the session, and whether what it came from still stands. A key revoked, or the
+  // dashboard session that made it ended (signed out, revoked), ends it too, even when it was
+  // made in the moment of the revocation.
+  const [session] = await prisma.$queryRaw<SessionRow[]>`
+    SELECT s.id, s.account_id AS "accountId", s.app_id AS "appId", s.kind, s.read_only AS "readOnly",
+           s.expires_at AS "expiresAt", s.key_id AS "keyId",
+           s.revoked_at IS NOT NULL
+             OR (s.key_id IS NOT NULL AND (k.id IS NULL OR k.revoked_at IS NOT NULL))
+             OR (s.parent_id IS NOT NULL AND (p.id IS NULL OR p.revoked_at IS NOT NULL)) AS ended
+    FROM sessions s
+    LEFT JOIN api_keys k ON k.id = s.key_id
+    LEFT JOIN sessions p ON p.id = s.parent_id
+    WHERE s.cookie_hash = ${sessionHash(cookie)}`;
+  if (!session || session.ended) throw unauthenticated("This session has ended. Open a new link.");
   if (session.expiresAt <= new Date()) throw unauthenticated("This session has expired. Open a new link.");
-  // What it came from still stands: a key revoked, or the dashboard session that made it ended
-  // (signed out, revoked), ends it too, even if it was made in the moment of the revocation.
-  const [key, parent] = await Promise.all([
-    session.keyId
-      ? prisma.apiKey.findUnique({ where: { id: session.keyId }, select: { revokedAt: true } })
-      : null,
-    session.parentId
-      ? prisma.session.findUnique({ where: { id: session.parentId }, select: { revokedAt: true } })
-      : null,
-  ]);
-  if ((session.keyId && (!key || key.revokedAt)) || (session.parentId && (!parent || parent.revokedAt)))
-    throw unauthenticated("This session has ended. Open a new link.");
   checkPage(session.kind, page);
   const own = { id: session.id, expiresAt: session.expiresAt, keyId: session.keyId };
   return session.kind === "portal"
@@ -121,6 +121,17 @@ export async function authenticateSession(
       }
     : { id: session.accountId, keyId: "", via: "dashboard", session: own };
 }
+
+type SessionRow = {
+  id: string;
+  accountId: string;
+  appId: string | null;
+  kind: string;
+  readOnly: boolean;
+  expiresAt: Date;
+  keyId: string | null;
+  ended: boolean;
+};
 
 /**
  * A portal session may use only the routes the portal shows (and only reads when read-only);

@@ -288,17 +288,14 @@ export const sessionRoutes: RouteSpec[] = [
       const cookie = cookieValue(req.headers.cookie, cookieName(secureCookies(deps)));
       if (!cookie) return { status: 204, headers: { "Cache-Control": "no-store" }, body: undefined };
       const account = await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]));
-      const session = await deps.prisma.session.findUniqueOrThrow({
-        where: { cookieHash: sessionHash(cookie) },
-      });
       return {
         headers: { "Cache-Control": "no-store" },
         body: {
           object: "session",
-          kind: session.kind,
+          kind: account.via,
           app: account.via === "portal" ? account.appId : null,
-          read_only: session.readOnly,
-          expires_at: iso(session.expiresAt),
+          read_only: account.readOnly === true,
+          expires_at: iso(account.session?.expiresAt ?? null),
         },
       };
     },

@@ -42,9 +42,7 @@ type Limit = "SCHEMA_COMPILE_TIMEOUT" | "SCHEMA_VALIDATE_TIMEOUT";
 
 type Job = {
   account: string;
-  request:
-    | { op: "check"; schema: unknown }
-    | { op: "validate"; key: string; data: unknown; schema?: unknown };
+  request: { op: "check"; schema: unknown } | { op: "validate"; key: string; data: unknown };
   /** A validate's schema, sent only to a worker that does not hold its validator yet. */
   schema?: unknown;
   limit: Limit;
@@ -120,6 +118,7 @@ export class SchemaPool {
       this.counts.checks_cached++;
       return known;
     }
+    this.counts.checks++;
     let reply: CheckReply;
     try {
       const answer = await this.ask({
@@ -132,10 +131,8 @@ export class SchemaPool {
     } catch (err) {
       if (!(err instanceof SchemaTooCostly)) throw err;
       // Not kept: a time limit missed on a busy machine is no verdict on the schema.
-      this.counts.checks++;
       return { op: "check", problems: [{ path: "/", message: err.message }], example: null };
     }
-    this.counts.checks++;
     if (this.checked.size >= CHECKS_KEPT) this.checked.delete(this.checked.keys().next().value as string);
     this.checked.set(key, reply);
     return reply;
@@ -231,7 +228,12 @@ export class SchemaPool {
     if (slot.timer) clearTimeout(slot.timer);
     slot.job = null;
     slot.timer = null;
-    if (job) this.running.set(job.account, (this.running.get(job.account) ?? 1) - 1);
+    if (job) {
+      // Dropped at zero: the keys are accounts and portal sessions, without end.
+      const left = (this.running.get(job.account) ?? 1) - 1;
+      if (left > 0) this.running.set(job.account, left);
+      else this.running.delete(job.account);
+    }
     return job;
   }
 
