@@ -76,13 +76,14 @@ export function DashboardPage() {
   if (state.kind === "signed-out")
     return <SignIn message={state.message} onSignedIn={(via) => setState({ kind: "signed-in", via })} />;
 
-  // Signed out first: a poll refused while the session ends must not replace this message.
+  // No longer signed in first, so a poll refused while the session ends says nothing; "signed
+  // out" only once the server has ended it, so a reload then cannot find the session again.
   const signOut = async () => {
     signedIn.current = false;
-    setState({ kind: "signed-out", message: "You signed out." });
     forgetEventTypes();
     apiKey.clear();
     await endSession();
+    setState({ kind: "signed-out", message: "You signed out." });
   };
   return (
     <Layout
