@@ -92,7 +92,10 @@ describe("one trace per event", () => {
     await api("POST", "/v3/apps", { uid: "acme", name: "Acme" });
     await api("POST", "/v3/event-types", { name: "invoice.paid" });
     receiver.on("/flaky", (_req, n) => ({ status: n === 1 ? 500 : 200 }));
-    const ok = (await api("POST", "/v3/endpoints", { app: "acme", url: `${receiver.url}/ok` })).body.id;
+    // A Slack-style URL: the token rides in the path, another in the query.
+    const pathToken = "xoxb7Qm2LrT8sWz4fJ9";
+    const okUrl = `${receiver.url}/services/T0001/B0001/${pathToken}?token=query_secret_1`;
+    const ok = (await api("POST", "/v3/endpoints", { app: "acme", url: okUrl })).body.id;
     const flaky = (await api("POST", "/v3/endpoints", { app: "acme", url: `${receiver.url}/flaky` })).body.id;
     const secrets = [
       (await api("GET", `/v3/endpoints/${ok}/secret`)).body.secret,
@@ -162,7 +165,9 @@ describe("one trace per event", () => {
       expect(chain.some((s) => s.kind === CONSUMER && s.service === "sender")).toBe(true);
       expect(chain.some((s) => s.kind === PRODUCER && s.service === "api-gateway")).toBe(true);
       expect(call.attributes).toMatchObject({ "http.request.method": "POST", "server.address": "127.0.0.1" });
-      expect(call.attributes["url.full"]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/(ok|flaky)$/);
+      expect(call.attributes["url.full"]).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/(services\/T0001\/B0001\/\{redacted\}|flaky)$/,
+      );
       expect([200, 500]).toContain(call.attributes["http.response.status_code"]);
       expect(call.attributes["herald.endpoint_id"]).toMatch(/^ep_/);
       expect(call.attributes["herald.attempt_number"]).toBeGreaterThanOrEqual(1);
@@ -175,7 +180,15 @@ describe("one trace per event", () => {
 
     // No secret, signature or payload is an attribute.
     const values = JSON.stringify(otlp.spans.map((s) => s.attributes));
-    for (const secret of [...secrets, key, encryptionKey, "in_secret_payload_value", "webhook-signature"]) {
+    for (const secret of [
+      ...secrets,
+      key,
+      encryptionKey,
+      "in_secret_payload_value",
+      "webhook-signature",
+      pathToken,
+      "query_secret_1",
+    ]) {
       expect(values).not.toContain(secret);
     }
 
