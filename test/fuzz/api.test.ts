@@ -23,6 +23,8 @@ const LOOP_BOUND_MS = 1500;
 
 let gw: TestGateway;
 const known: Record<string, string[]> = {};
+/** Path values for DELETE and archive, by operation path: the ones in `known` must outlive the run. */
+const doomed: Record<string, Record<string, string[]>> = {};
 const loop = monitorEventLoopDelay({ resolution: 10 });
 
 beforeAll(async () => {
@@ -37,6 +39,18 @@ beforeAll(async () => {
     json: { app: "acme", type: "order.paid", data: { id: "abc" } },
   });
   const replay = await gw.request("POST", `/v3/endpoints/${endpoint.body.id}/replay`, { json: {} });
+  // What deletes and archives take: the app, type and endpoint above stay, for every other operation.
+  const doomedApp = await gw.request("POST", "/v3/apps", { json: { uid: "doomed", name: "Doomed" } });
+  await gw.request("POST", "/v3/event-types", { json: { name: "doomed.sent" } });
+  const doomedEndpoint = await gw.request("POST", "/v3/endpoints", {
+    json: { app: "acme", url: "https://example.com/doomed" },
+  });
+  Object.assign(doomed, {
+    "/v3/apps/{app}": { app: ["doomed", doomedApp.body.id] },
+    "/v3/event-types/{name}": { name: ["doomed.sent"] },
+    "/v3/event-types/{name}/archive": { name: ["doomed.sent"] },
+    "/v3/endpoints/{id}": { id: [doomedEndpoint.body.id] },
+  });
   Object.assign(known, {
     app: ["acme", app.body.id],
     id: [endpoint.body.id, event.body.id, replay.body.id, app.body.id],
@@ -75,6 +89,23 @@ function documented(operation: Operation, status: number) {
 const operations: Operation[] = Object.entries(
   openapi.paths as Record<string, Record<string, unknown>>,
 ).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })));
+
+/** The ids an operation's `{id}` takes: those of its resource (`/v3/endpoints/{id}`: endpoints'). */
+const ID_PREFIXES: Record<string, string> = {
+  apps: "app_",
+  endpoints: "ep_",
+  events: "evt_",
+  replays: "rpl_",
+  attempts: "atmpt_",
+  "dashboard-sessions": "ses_",
+};
+function knownFor({ method, path }: Operation): Record<string, string[]> {
+  if ((method === "delete" || path.endsWith("/archive")) && doomed[path])
+    return { ...known, ...doomed[path] };
+  const prefix = ID_PREFIXES[path.split("/")[2] ?? ""];
+  const ids = prefix ? (known.id ?? []).filter((id) => id.startsWith(prefix)) : [];
+  return ids.length ? { ...known, id: ids } : known;
+}
 
 async function send(request: FuzzRequest) {
   const res = await fetch(gw.url + request.path, {
@@ -125,9 +156,12 @@ describe("the API under fuzzed requests", () => {
   }, async () => {
     const statuses = new Map<number, number>();
     let tried = 0;
-    const arbitrary = fc
-      .constantFrom(...operations.map((_, i) => i))
-      .chain((i) => requestFor(operations[i]!, known).map((request) => ({ i, request })));
+    const arbitrary = fc.constantFrom(...operations.map((_, i) => i)).chain((i) =>
+      fc
+        .boolean()
+        .chain((clean) => requestFor(operations[i]!, knownFor(operations[i]!), clean))
+        .map((request) => ({ i, request })),
+    );
     await fc.assert(
       fc.asyncProperty(arbitrary, async ({ i, request }) => {
         const operation = operations[i]!;

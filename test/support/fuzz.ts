@@ -65,20 +65,22 @@ const stringFor = (s: Json): fc.Arbitrary<string> =>
       ? fc.date({ noInvalidDate: true }).map((d) => d.toISOString())
       : fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) });
 
-/** Values for `schema`, mostly of its shape; one in `hostility` a hostile value instead. */
+/** Values for `schema`: of its shape when `clean`, else one in ten a hostile value instead. */
 export function valueFor(
   schema: Json,
   known: Record<string, string[]>,
+  clean: boolean,
   name = "",
   depth = 0,
 ): fc.Arbitrary<unknown> {
-  const shaped = shapedFor(schema ?? {}, known, name, depth);
-  return fc.oneof({ arbitrary: shaped, weight: 9 }, { arbitrary: hostileValue, weight: 1 });
+  const shaped = shapedFor(schema ?? {}, known, clean, name, depth);
+  return clean ? shaped : fc.oneof({ arbitrary: shaped, weight: 9 }, { arbitrary: hostileValue, weight: 1 });
 }
 
 function shapedFor(
   s: Json,
   known: Record<string, string[]>,
+  clean: boolean,
   name: string,
   depth: number,
 ): fc.Arbitrary<unknown> {
@@ -102,12 +104,12 @@ function shapedFor(
     case "boolean":
       return fc.boolean();
     case "array":
-      return fc.array(valueFor(s.items, known, name, depth + 1), { maxLength: 4 });
+      return fc.array(valueFor(s.items, known, clean, name, depth + 1), { maxLength: 4 });
     case "object": {
       const props = Object.entries((s.properties ?? {}) as Record<string, Json>);
       if (!props.length)
         return fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
-      const record = Object.fromEntries(props.map(([k, v]) => [k, valueFor(v, known, k, depth + 1)]));
+      const record = Object.fromEntries(props.map(([k, v]) => [k, valueFor(v, known, clean, k, depth + 1)]));
       return fc.record(record, { requiredKeys: (s.required ?? []).filter((k: string) => k in record) });
     }
     default:
@@ -117,8 +119,16 @@ function shapedFor(
 
 const CONTENT_TYPES = ["json", "json", "json", "form", "text", "none", "bad-json", "charset"] as const;
 
-/** One request to `operation`, its path parameters from `known` ids mostly. */
-export function requestFor(operation: Operation, known: Record<string, string[]>): fc.Arbitrary<FuzzRequest> {
+/**
+ * One request to `operation`, its path parameters from `known` ids mostly. A `clean` one is
+ * well-formed throughout (JSON, known ids, values of the documented shape), so that requests
+ * reach past validation; the others may be hostile anywhere.
+ */
+export function requestFor(
+  operation: Operation,
+  known: Record<string, string[]>,
+  clean = false,
+): fc.Arbitrary<FuzzRequest> {
   const params = (operation.op.parameters ?? []) as Json[];
   const pathParams = params.filter((p) => p.in === "path");
   const queryParams = params.filter((p) => p.in === "query");
@@ -127,30 +137,42 @@ export function requestFor(operation: Operation, known: Record<string, string[]>
     Object.fromEntries(
       pathParams.map((p) => [
         p.name,
-        fc.oneof(
-          { arbitrary: known[p.name]?.length ? fc.constantFrom(...known[p.name]!) : fc.string(), weight: 4 },
-          { arbitrary: fc.string({ unit: "binary", maxLength: 30 }).filter((v) => v.length > 0), weight: 1 },
-          { arbitrary: fc.constantFrom("%E0", "%00", "..", "x".repeat(5000)), weight: 1 },
-        ),
+        clean && known[p.name]?.length
+          ? fc.constantFrom(...known[p.name]!)
+          : fc.oneof(
+              {
+                arbitrary: known[p.name]?.length ? fc.constantFrom(...known[p.name]!) : fc.string(),
+                weight: 4,
+              },
+              {
+                arbitrary: fc.string({ unit: "binary", maxLength: 30 }).filter((v) => v.length > 0),
+                weight: 1,
+              },
+              { arbitrary: fc.constantFrom("%E0", "%00", "..", "x".repeat(5000)), weight: 1 },
+            ),
       ]),
     ),
   );
   const queryArb = fc.record(
     Object.fromEntries([
-      ...queryParams.map((p) => [p.name, valueFor(p.schema, known, p.name)]),
+      ...queryParams.map((p) => [p.name, valueFor(p.schema, known, clean, p.name)]),
       // An unknown field now and then: each is a 400, which would leave little else tested.
-      ["unknown_field", fc.option(hostileValue, { nil: undefined, freq: 5 })],
+      ...(clean ? [] : [["unknown_field", fc.option(hostileValue, { nil: undefined, freq: 5 })]]),
     ]),
     { requiredKeys: [] },
   );
-  const bodyArb = bodySchema ? valueFor(bodySchema, known) : fc.option(hostileValue, { nil: undefined });
+  const bodyArb = bodySchema
+    ? valueFor(bodySchema, known, clean)
+    : clean
+      ? fc.constant(undefined)
+      : fc.option(hostileValue, { nil: undefined });
   return fc
     .tuple(
       pathArb,
       queryArb,
       bodyArb,
-      fc.constantFrom(...CONTENT_TYPES),
-      fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+      clean ? fc.constant("json" as const) : fc.constantFrom(...CONTENT_TYPES),
+      clean ? fc.constant(false) : fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
     )
     .map(([pathValues, query, body, contentType, extraField]) => {
       let path = operation.path;
