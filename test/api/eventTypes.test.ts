@@ -133,8 +133,11 @@ describe("event type schemas", () => {
 
   it("refuses an invalid schema on update too, keeping the old one", async () => {
     await gw.request("POST", "/v3/event-types", { json: { name: "keeps.schema", schema } });
-    const res = await gw.request("POST", "/v3/event-types/keeps.schema", { json: { schema: { type: 12 } } });
-    expect(res.body.error.code).toBe("invalid_schema");
+    for (const bad of [{ type: 12 }, 0, "", false]) {
+      const res = await gw.request("POST", "/v3/event-types/keeps.schema", { json: { schema: bad } });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "invalid_schema", param: "schema" });
+    }
     expect((await gw.request("GET", "/v3/event-types/keeps.schema")).body.schema).toEqual(schema);
   });
 

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 /**
@@ -107,6 +107,21 @@ describe("a hostile schema or payload", () => {
     expect(stallMs).toBeLessThan(1000);
   });
 
+  it("a $ref 15,000 characters long, used 499 times in an example, is walked once", async () => {
+    const slashes = "/".repeat(15_000);
+    const schema = {
+      $defs: { [slashes]: { type: "string" } },
+      type: "array",
+      minItems: 499,
+      items: { $ref: `#/$defs/${"~1".repeat(15_000)}` },
+    };
+    for (let i = 0; i < 12; i++) expect((await createType(`long.ref${i}`, schema)).status).toBe(201);
+    const { result, stallMs } = await longestStall(() => gw.request("GET", "/v3/event-types?limit=100"));
+    const listed = result.body.data.filter((t: { name: string }) => t.name.startsWith("long.ref"));
+    expect(listed.map((t: { example: string[] }) => t.example.length)).toEqual(Array(12).fill(499));
+    expect(stallMs).toBeLessThan(1000);
+  });
+
   it.each([
     ["schema size", { type: "object", description: "x".repeat(70_000) }, "/"],
     [
@@ -135,18 +150,55 @@ describe("a hostile schema or payload", () => {
     ]);
   });
 
-  it("data that would take exponential time is stopped at SCHEMA_VALIDATE_TIMEOUT; others' events go on", async () => {
-    const schema = {
-      $defs: {
-        n: { allOf: [{ $ref: "#/$defs/m" }, { $ref: "#/$defs/m" }] },
-        m: { type: "object", properties: { c: { $ref: "#/$defs/n" } } },
+  it("a schema whose subschemas double at each level of the data is refused, naming the level", async () => {
+    // At no one place are there more than 3, but 2ⁿ apply n levels down: 2⁴⁰ at the 40 the body allows.
+    const { result, stallMs } = await longestStall(() =>
+      createType("doubling.sent", {
+        $defs: {
+          n: { allOf: [{ $ref: "#/$defs/m" }, { $ref: "#/$defs/m" }] },
+          m: { type: "object", properties: { c: { $ref: "#/$defs/n" } } },
+        },
+        $ref: "#/$defs/n",
+      }),
+    );
+    expect(result.status).toBe(400);
+    expect(result.body.error.details).toEqual([
+      { path: "/", message: expect.stringMatching(/ at \/c\/c\/c.* in the data.*\(schema expansion\)/) },
+    ]);
+    expect(stallMs).toBeLessThan(1000);
+  });
+
+  it.each([
+    ["another document", { $ref: "https://example.com/other.json" }, "/"],
+    [
+      "a subschema's own $id, which the count could not follow",
+      {
+        $defs: {
+          d1: { $id: "http://e/d1", anyOf: [{ $ref: "http://e/d2" }, { $ref: "http://e/d2" }] },
+          d2: { $id: "http://e/d2", type: "string" },
+        },
+        $ref: "#/$defs/d1",
       },
-      $ref: "#/$defs/n",
+      "/$defs/d1/anyOf/0",
+    ],
+    ["a pointer that is not percent-encoded right", { $ref: "#/%E0" }, "/"],
+  ])("a $ref to %s is refused where it is", async (_what, schema, path) => {
+    const res = await createType("ref.elsewhere", schema);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_schema", param: "schema" });
+    expect(res.body.error.details).toEqual([{ path, message: expect.stringContaining("refer") }]);
+  });
+
+  it("data too long to check in time is stopped at SCHEMA_VALIDATE_TIMEOUT; others' events go on", async () => {
+    // 901 branches, tried in turn on each item: quick for a few items, seconds for 20,000.
+    const branches = Array.from({ length: 900 }, (_, i) => ({ type: "string", minLength: i }));
+    const schema = {
+      type: "object",
+      properties: { items: { type: "array", items: { anyOf: [...branches, { type: "number" }] } } },
     };
-    expect((await createType("doubling.sent", schema)).status).toBe(201);
-    let data: unknown = {};
-    for (let i = 0; i < 40; i++) data = { c: data };
-    const slow = send("doubling.sent", data);
+    expect((await createType("wide.sent", schema)).status).toBe(201);
+    expect((await send("wide.sent", { items: [1, 2, 3] })).status).toBe(201);
+    const slow = send("wide.sent", { items: Array.from({ length: 20_000 }, () => 0) });
     const neighbour = await send("plain.sent", { id: "n1" }, otherKey);
     expect(neighbour.status).toBe(201);
     const { result, stallMs } = await longestStall(() => slow);
@@ -154,6 +206,22 @@ describe("a hostile schema or payload", () => {
     expect(result.body.error).toMatchObject({ code: "schema_too_costly", param: "data" });
     expect(result.body.error.message).toContain("SCHEMA_VALIDATE_TIMEOUT");
     expect(stallMs).toBeLessThan(1000);
+  });
+
+  it("an unknown format's name, however long or forged, never reaches the console", async () => {
+    const writes = [
+      vi.spyOn(process.stderr, "write"),
+      vi.spyOn(process.stdout, "write"),
+      vi.spyOn(console, "warn"),
+      vi.spyOn(console, "error"),
+      vi.spyOn(console, "log"),
+    ];
+    const forged = `x\n{"level":60,"msg":"forged"}${"y".repeat(60_000)}`;
+    const res = await createType("format.forged", { type: "string", format: forged });
+    expect(res.status).toBe(201);
+    const printed = writes.flatMap((spy) => spy.mock.calls.map(([text]) => String(text)));
+    for (const spy of writes) spy.mockRestore();
+    expect(printed.filter((text) => text.includes("unknown format"))).toEqual([]);
   });
 
   it("uniqueItems over 20,000 objects is checked in linear time", async () => {

@@ -67,4 +67,10 @@ describe("a session's cookie, sent by another site's page", () => {
     const plain = cookie.replace(/^__Host-/, "");
     expect((await gw.request("GET", "/v3/apps/acme", as(plain))).status).toBe(401);
   });
+
+  it("is read as sent: a value that is not ours, such as bad percent-encoding, is no session (401)", async () => {
+    const res = await gw.request("GET", "/v3/apps/acme", as("__Host-herald_session=%E0"));
+    expect(res.status).toBe(401);
+    expect(res.body.error.type).toBe("authentication_error");
+  });
 });

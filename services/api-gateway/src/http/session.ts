@@ -23,10 +23,11 @@ export const cookieName = (secure: boolean) => (secure ? `__Host-${SESSION_COOKI
 export const sessionHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
 export const newSecret = () => randomBytes(32).toString("base64url");
 
+/** The cookie's value as sent: secrets are base64url, so one that needs decoding is no secret of ours. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? "").split(";")) {
     const [k, ...v] = part.trim().split("=");
-    if (k === name) return decodeURIComponent(v.join("="));
+    if (k === name) return v.join("=");
   }
   return undefined;
 }

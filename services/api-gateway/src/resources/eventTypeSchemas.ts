@@ -2,7 +2,7 @@ import type { Account, Deps } from "../context.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Violation } from "../schemas/budget.ts";
 import { NOT_OBJECT } from "../schemas/compile.ts";
-import { SchemaQueueFull, SchemaTooCostly } from "../schemas/pool.ts";
+import { type Requester, SchemaQueueFull, SchemaTooCostly } from "../schemas/pool.ts";
 
 /**
  * Event types' JSON Schemas as the API sees them: each is checked on the schema workers
@@ -11,11 +11,13 @@ import { SchemaQueueFull, SchemaTooCostly } from "../schemas/pool.ts";
  */
 
 /**
- * Whose turn a request waits for on the schema workers: the account's, or a portal session's
- * own, so that one customer's portal cannot fill the account's queue.
+ * Who waits on the schema workers: the account, through its API or one of its customers'
+ * portal sessions, so that one customer's portal cannot fill the account's queue.
  */
-export const schemaQueue = (account: Account) =>
-  account.via === "portal" && account.session ? `portal:${account.session.id}` : account.id;
+export const schemaRequester = (account: Account): Requester =>
+  account.via === "portal" && account.session
+    ? { account: account.id, portalSession: account.session.id }
+    : account.id;
 
 const queueFull = () =>
   new ApiError(
@@ -31,11 +33,11 @@ const queueFull = () =>
 /** The schema's problems (none when valid) and its example payload. */
 export async function schemaCheck(
   deps: Deps,
-  accountId: string,
+  requester: Requester,
   schema: unknown,
 ): Promise<{ problems: Violation[]; example: unknown }> {
   try {
-    return await deps.schemas.check(accountId, schema);
+    return await deps.schemas.check(requester, schema);
   } catch (err) {
     if (err instanceof SchemaQueueFull) throw queueFull();
     throw err;
@@ -43,8 +45,8 @@ export async function schemaCheck(
 }
 
 /** Refuses a schema an event type cannot take, with a 400 that lists each problem. */
-export async function assertSchema(deps: Deps, accountId: string, schema: unknown, param = "schema") {
-  const { problems } = await schemaCheck(deps, accountId, schema);
+export async function assertSchema(deps: Deps, requester: Requester, schema: unknown, param = "schema") {
+  const { problems } = await schemaCheck(deps, requester, schema);
   if (!problems.length) return;
   const message =
     problems[0]?.message === NOT_OBJECT
@@ -56,14 +58,14 @@ export async function assertSchema(deps: Deps, accountId: string, schema: unknow
 /** Refuses `data` that does not match its type's schema (422), or that cannot be checked in time. */
 export async function assertMatches(
   deps: Deps,
-  accountId: string,
+  requester: Requester,
   type: { id: string; name: string; schema: unknown; updatedAt: Date },
   data: unknown,
 ): Promise<void> {
   let reply: Awaited<ReturnType<Deps["schemas"]["validate"]>>;
   try {
     reply = await deps.schemas.validate(
-      accountId,
+      requester,
       `${type.id}:${type.updatedAt.getTime()}`,
       type.schema,
       data,

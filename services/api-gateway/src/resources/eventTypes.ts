@@ -5,7 +5,7 @@ import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/pagi
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { exampleOrNull } from "../schemas/example.ts";
 import { iso, timestamp } from "./common.ts";
-import { assertSchema } from "./eventTypeSchemas.ts";
+import { assertSchema, schemaRequester } from "./eventTypeSchemas.ts";
 
 type EventTypeRow = {
   name: string;
@@ -55,7 +55,7 @@ const description: Schema = {
 // the specific `invalid_schema` error rather than a generic type error.
 const schema: Schema = {
   description:
-    "A JSON Schema object that every event of this type must match (`null` for none). In a form body, a JSON string. At most 65,536 bytes and 32 levels deep, with at most 1,000 subschemas applying to one value and an example of at most 1,000 values; patterns run on RE2 (no lookaround or backreferences). Over a limit: `400 invalid_schema`, the limit named.",
+    "A JSON Schema object that every event of this type must match (`null` for none). In a form body, a JSON string. At most 65,536 bytes and 32 levels deep, with at most 1,000 subschemas applying to one value at any depth of the data and an example of at most 1,000 values; `$ref`s stay within the schema (`#/…` or `#anchor`); patterns run on RE2 (no lookaround or backreferences). Over a limit: `400 invalid_schema`, the limit named.",
 };
 
 export const eventTypeSchemas: Record<string, Schema> = {
@@ -137,7 +137,8 @@ export const eventTypeRoutes: RouteSpec[] = [
     }: Ctx<object, object, { name: string; description?: string; schema?: object | null }>) {
       const problem = nameProblem(body.name);
       if (problem) throw invalid("name", problem);
-      if (body.schema) await assertSchema(deps, account.id, body.schema);
+      if (body.schema !== undefined && body.schema !== null)
+        await assertSchema(deps, schemaRequester(account), body.schema);
       try {
         const created = await deps.prisma.eventType.create({
           data: {
@@ -252,7 +253,8 @@ export const eventTypeRoutes: RouteSpec[] = [
           "Event type names are permanent and cannot be changed; archive this type and create a new one.",
         );
       }
-      if (body.schema) await assertSchema(deps, account.id, body.schema);
+      if (body.schema !== undefined && body.schema !== null)
+        await assertSchema(deps, schemaRequester(account), body.schema);
       const updated = await deps.prisma.eventType.update({
         where: { id: found.id },
         data: {

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { schemaCheck } from "./eventTypeSchemas.ts";
+import { schemaCheck, schemaRequester } from "./eventTypeSchemas.ts";
 
 /**
  * Checks a JSON Schema without saving anything: the dashboard's schema editor calls this as
@@ -62,7 +62,7 @@ export const jsonSchemaRoutes: RouteSpec[] = [
       description: "Whether the schema is valid, its problems, and an example payload.",
     },
     async handler({ account, body, deps }: Ctx<object, object, { schema: unknown }>) {
-      const { problems, example } = await schemaCheck(deps, account.id, body.schema);
+      const { problems, example } = await schemaCheck(deps, schemaRequester(account), body.schema);
       const valid = problems.length === 0;
       return {
         body: {

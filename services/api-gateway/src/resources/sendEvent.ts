@@ -4,7 +4,7 @@ import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { AppDeletedError } from "../eventWriter.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
-import { assertMatches, schemaQueue } from "./eventTypeSchemas.ts";
+import { assertMatches, schemaRequester } from "./eventTypeSchemas.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
 
@@ -53,7 +53,7 @@ export async function acceptEvent(
       "event_type_archived",
     );
   if (type.schema !== null)
-    await assertMatches(deps, schemaQueue(account), { ...type, name: body.type }, body.data);
+    await assertMatches(deps, schemaRequester(account), { ...type, name: body.type }, body.data);
   const id = newId("event");
   annotate({ "herald.event_id": id, "herald.app_id": app.id });
   const createdAt = new Date();

@@ -32,6 +32,9 @@ const options: Options = {
   allErrors: true,
   strict: false,
   addUsedSchema: false,
+  // Each $ref a function of its own, not its target's code copied in at every use: inlined, 100
+  // uses of one 100-property definition made 3.8 MB of code from a 6.7 KB schema, compiled in 0.8 s.
+  inlineRefs: false,
   code: { regExp: linearRegExp },
   logger,
 };
@@ -91,9 +94,9 @@ export function check(schema: unknown): Checked {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     return { ok: false, problems: [{ path: "/", message: NOT_OBJECT }] };
   }
-  const over = overBudget(schema as Record<string, unknown>);
-  if (over) return { ok: false, problems: [over] };
   try {
+    const over = overBudget(schema as Record<string, unknown>);
+    if (over) return { ok: false, problems: [over] };
     if (!meta.validateSchema(schema)) return { ok: false, problems: metaViolations(meta.errors ?? []) };
     const validate = compiler().compile(schema);
     return { ok: true, validate, example: exampleFromSchema(schema) };

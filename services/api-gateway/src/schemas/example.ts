@@ -25,7 +25,8 @@ export class ExampleTooLarge extends Error {
   }
 }
 
-type Budget = { values: number; characters: number };
+/** What is left to spend, and the `$ref`s resolved so far: each is walked once, however often used. */
+type Budget = { values: number; characters: number; refs: Map<string, Schema | undefined> };
 
 function spend(budget: Budget, values: number, characters = 0): void {
   budget.values -= values;
@@ -48,12 +49,17 @@ const FORMATS: Record<string, string> = {
 
 const isSchema = (v: unknown): v is Schema => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function resolve(ref: string, root: Schema): Schema | undefined {
-  if (!ref.startsWith("#/")) return undefined;
-  let node: unknown = root;
-  for (const part of ref.slice(2).split("/"))
-    node = isSchema(node) ? node[part.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
-  return isSchema(node) ? node : undefined;
+function resolve(ref: string, root: Schema, budget: Budget): Schema | undefined {
+  if (budget.refs.has(ref)) return budget.refs.get(ref);
+  let node: unknown = ref.startsWith("#/") ? root : undefined;
+  for (const part of ref.slice(2).split("/")) {
+    if (!isSchema(node)) break;
+    const key = part.replace(/~1/g, "/").replace(/~0/g, "~");
+    node = Object.hasOwn(node, key) ? node[key] : undefined;
+  }
+  const target = isSchema(node) ? node : undefined;
+  budget.refs.set(ref, target);
+  return target;
 }
 
 function typeOf(schema: Schema): string | undefined {
@@ -101,7 +107,7 @@ function example(schema: unknown, root: Schema, depth: number, budget: Budget): 
   if (!isSchema(schema) || depth > 8) return null;
   spend(budget, 1);
   const next = (s: unknown) => example(s, root, depth + 1, budget);
-  if (typeof schema.$ref === "string") return next(resolve(schema.$ref, root));
+  if (typeof schema.$ref === "string") return next(resolve(schema.$ref, root, budget));
   const given = givenValue(schema);
   if (given !== undefined) {
     // Its characters count each time it is used: an array of a large default repeats it.
@@ -144,7 +150,7 @@ function example(schema: unknown, root: Schema, depth: number, budget: Budget): 
 
 /** The example payload of `schema`; throws ExampleTooLarge when it is over EXAMPLE_LIMITS. */
 export function exampleFromSchema(schema: unknown): unknown {
-  return isSchema(schema) ? example(schema, schema, 0, { ...EXAMPLE_LIMITS }) : {};
+  return isSchema(schema) ? example(schema, schema, 0, { ...EXAMPLE_LIMITS, refs: new Map() }) : {};
 }
 
 /** The example, or null where it is over budget: for schemas stored before the budget. */

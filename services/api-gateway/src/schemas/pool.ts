@@ -18,9 +18,15 @@ export type SchemaPoolOptions = {
   heapMb: number;
   /** Compiled validators each worker keeps, in estimated bytes. */
   cacheBytes: number;
-  /** Requests one account (or portal session) may have waiting; more are refused (SchemaQueueFull). */
+  /**
+   * Requests one account may have waiting from its API keys, and as many again from all its
+   * customers' portal sessions, a quarter of that from any one; more are refused (SchemaQueueFull).
+   */
   queuePerAccount: number;
 };
+
+/** Who asks: an account through its API, or one of its customers' portal sessions. */
+export type Requester = string | { account: string; portalSession: string };
 
 /** A check or compile that ran past its time limit or its worker's heap; the worker was replaced. */
 export class SchemaTooCostly extends Error {
@@ -42,6 +48,8 @@ type Limit = "SCHEMA_COMPILE_TIMEOUT" | "SCHEMA_VALIDATE_TIMEOUT";
 
 type Job = {
   account: string;
+  /** The waiting counts this job is one of, each with its cap. */
+  caps: [string, number][];
   request: { op: "check"; schema: unknown } | { op: "validate"; key: string; data: unknown };
   /** A validate's schema, sent only to a worker that does not hold its validator yet. */
   schema?: unknown;
@@ -82,8 +90,8 @@ function spawn(settings: WorkerSettings, heapMb: number): Worker {
 
 /**
  * The schema workers, shared fairly between accounts: each account waits in a queue of its
- * own, the queues are served in turn, and no account runs on more than all workers but one
- * while another waits. A check past its time limit ends its worker (the only way to stop a
+ * own, its API's requests and its portal sessions' together, the queues are served in turn, and
+ * no account runs on more than all workers but one while another waits. A check past its time limit ends its worker (the only way to stop a
  * synchronous compile) and a new one takes its place: one account's schema costs at most its
  * own time limit, on one worker, and never the gateway's event loop.
  */
@@ -91,6 +99,7 @@ export class SchemaPool {
   private readonly slots: Slot[] = [];
   private readonly queues = new Map<string, Job[]>();
   private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, number>();
   private nextId = 1;
   private closed = false;
   /**
@@ -99,7 +108,14 @@ export class SchemaPool {
    */
   private readonly checked = new Map<string, CheckReply>();
   /** What the workers did, for the gateway's metrics. */
-  readonly counts = { checks: 0, checks_cached: 0, validations: 0, over_limit: 0, queue_full: 0 };
+  readonly counts = {
+    checks: 0,
+    checks_cached: 0,
+    validations: 0,
+    over_limit: 0,
+    queue_full: 0,
+    workers_replaced: 0,
+  };
 
   constructor(
     private readonly options: SchemaPoolOptions,
@@ -109,7 +125,7 @@ export class SchemaPool {
   }
 
   /** Checks and compiles `schema`: its problems (none when valid) and its example. */
-  async check(account: string, schema: unknown): Promise<CheckReply> {
+  async check(requester: Requester, schema: unknown): Promise<CheckReply> {
     const key = createHash("sha256")
       .update(JSON.stringify(schema) ?? "")
       .digest("base64");
@@ -121,8 +137,7 @@ export class SchemaPool {
     this.counts.checks++;
     let reply: CheckReply;
     try {
-      const answer = await this.ask({
-        account,
+      const answer = await this.ask(requester, {
         request: { op: "check", schema },
         limit: "SCHEMA_COMPILE_TIMEOUT",
       });
@@ -139,11 +154,11 @@ export class SchemaPool {
   }
 
   /** Checks `data` against `schema`, whose validator the workers keep under `key` (a type's id and version). */
-  async validate(account: string, key: string, schema: unknown, data: unknown): Promise<ValidateReply> {
+  async validate(requester: Requester, key: string, schema: unknown, data: unknown): Promise<ValidateReply> {
     const request = { op: "validate" as const, key, data };
     this.counts.validations++;
     for (;;) {
-      const reply = await this.ask({ account, request, schema, limit: "SCHEMA_VALIDATE_TIMEOUT" });
+      const reply = await this.ask(requester, { request, schema, limit: "SCHEMA_VALIDATE_TIMEOUT" });
       if (reply.op !== "validate") throw new Error("a schema worker answered out of turn");
       if (!("missing" in reply)) return reply;
       // The worker dropped the validator since: again, with the schema.
@@ -158,18 +173,40 @@ export class SchemaPool {
     await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
   }
 
-  private ask(job: Omit<Job, "resolve" | "reject">): Promise<WorkerReply> {
+  private ask(
+    requester: Requester,
+    job: Omit<Job, "account" | "caps" | "resolve" | "reject">,
+  ): Promise<WorkerReply> {
     if (this.closed) return Promise.reject(new Error("the gateway is shutting down"));
-    const queue = this.queues.get(job.account) ?? [];
-    if (queue.length >= this.options.queuePerAccount) {
+    const perAccount = this.options.queuePerAccount;
+    const account = typeof requester === "string" ? requester : requester.account;
+    const caps: [string, number][] =
+      typeof requester === "string"
+        ? [[`api ${account}`, perAccount]]
+        : [
+            [`portal ${requester.portalSession}`, Math.ceil(perAccount / 4)],
+            [`portals ${account}`, perAccount],
+          ];
+    if (caps.some(([key, cap]) => (this.waiting.get(key) ?? 0) >= cap)) {
       this.counts.queue_full++;
       return Promise.reject(new SchemaQueueFull());
     }
+    for (const [key] of caps) this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
+    const queue = this.queues.get(account) ?? [];
     return new Promise<WorkerReply>((resolve, reject) => {
-      queue.push({ ...job, resolve, reject });
-      this.queues.set(job.account, queue);
+      queue.push({ ...job, account, caps, resolve, reject });
+      this.queues.set(account, queue);
       this.dispatch();
     });
+  }
+
+  /** A job leaves the queue: its place there is free. Counts at zero are dropped, as keys are without end. */
+  private left(job: Job): void {
+    for (const [key] of job.caps) {
+      const count = (this.waiting.get(key) ?? 1) - 1;
+      if (count > 0) this.waiting.set(key, count);
+      else this.waiting.delete(key);
+    }
   }
 
   private start(): Slot {
@@ -195,7 +232,10 @@ export class SchemaPool {
     if (index < 0) return;
     const job = this.release(slot);
     void slot.worker.terminate();
-    if (!this.closed) this.slots[index] = this.start();
+    if (!this.closed) {
+      this.counts.workers_replaced++;
+      this.slots[index] = this.start();
+    }
     if (job) {
       const memory = (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
       job.reject(
@@ -229,7 +269,7 @@ export class SchemaPool {
     slot.job = null;
     slot.timer = null;
     if (job) {
-      // Dropped at zero: the keys are accounts and portal sessions, without end.
+      // Dropped at zero: the keys are accounts, without end.
       const left = (this.running.get(job.account) ?? 1) - 1;
       if (left > 0) this.running.set(job.account, left);
       else this.running.delete(job.account);
@@ -271,7 +311,10 @@ export class SchemaPool {
       // Served: to the back of the turn.
       this.queues.delete(account);
       if (queue.length) this.queues.set(account, queue);
-      if (job) return job;
+      if (job) {
+        this.left(job);
+        return job;
+      }
     }
     return undefined;
   }
