@@ -1,3 +1,6 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSessions } from "../support/browserSessions.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -114,5 +117,28 @@ describe("a session whose origin ended", () => {
     expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(200);
     expect((await gw.request("DELETE", "/session", as(dashboard, "dashboard"))).body.deleted).toBe(true);
     expect((await gw.request("GET", "/v3/apps/acme", as(portalCookie))).status).toBe(401);
+  });
+});
+
+describe("sessions opened before their lineage was recorded", () => {
+  it("end at migration 0012; those that have a key stay", async () => {
+    const old = await portal();
+    const before = await open(old.token);
+    const after = await open((await portal()).token);
+    const db = new pg.Client({ connectionString: gw.databaseUrl });
+    await db.connect();
+    try {
+      // As a session made before 0011 is: no key, no parent.
+      await db.query("UPDATE sessions SET key_id = NULL WHERE id = $1", [old.id]);
+      const migration = join(
+        import.meta.dirname,
+        "../../packages/db/migrations/0012_end_sessions_without_lineage.sql",
+      );
+      await db.query(await readFile(migration, "utf8"));
+    } finally {
+      await db.end();
+    }
+    expect((await gw.request("GET", "/v3/apps/acme", as(before))).status).toBe(401);
+    expect((await gw.request("GET", "/v3/apps/acme", as(after))).status).toBe(200);
   });
 });
