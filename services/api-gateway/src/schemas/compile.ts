@@ -42,7 +42,9 @@ const meta = new Ajv({ ...options, validateSchema: true });
 addFormats.default(meta);
 
 function compiler(): Ajv {
-  const ajv = new Ajv({ ...options, validateSchema: false });
+  // This instance is the schema's alone, so it may keep it: without, `{"$ref": "#"}` (a tree's
+  // children) cannot be resolved.
+  const ajv = new Ajv({ ...options, addUsedSchema: true, validateSchema: false });
   addFormats.default(ajv);
   // Ajv compares objects in `uniqueItems` pairwise: 20,000 items took 18 s.
   ajv.removeKeyword("uniqueItems");

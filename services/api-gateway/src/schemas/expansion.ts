@@ -1,4 +1,3 @@
-import { RE2JS } from "re2js";
 import type { Node, Violation } from "./budget.ts";
 import { type Graph, isNode } from "./references.ts";
 
@@ -11,8 +10,10 @@ import { type Graph, isNode } from "./references.ts";
  * apply there, until every such multiset has been seen: a recursive schema repeats one, a
  * growing one goes over the limit.
  *
- * It errs towards counting: a key that matches two `patternProperties` counts both, and any
- * property not named counts every pattern.
+ * Keywords are read as Ajv's draft-07 dialect does (`items` as an array is a tuple, then
+ * `additionalItems`; `prefixItems` and `unevaluated*` do nothing). Where which subschemas
+ * apply depends on the key, it counts them all: a property may match every `patternProperties`
+ * pattern, and one not named in `properties` may match none, so gets `additionalProperties` too.
  */
 
 /** Multisets looked at before a schema is called too intricate to bound. */
@@ -33,6 +34,7 @@ const total = (set: Multiset) => {
 /** Subschemas counted, in all, before a schema is called too intricate to bound. */
 const WORK_MAX = 2_000_000;
 
+class TooIntricate extends Error {}
 const tooIntricate = (what: string): Violation => ({
   path: "/",
   message: `has more than ${what} to count to bound its cost down the data (schema expansion)`,
@@ -53,18 +55,6 @@ export function deepExpansionProblem(root: Node, { sameAt }: Graph, limit: numbe
     for (const next of sameAt.get(node) ?? []) add(known, closure(next), 1);
     closures.set(node, known);
     return known;
-  };
-  const regexes = new Map<string, RE2JS | null>();
-  /** Whether a `patternProperties` pattern may match `key`: one that does not compile may. */
-  const matches = (pattern: string, key: string): boolean => {
-    if (!regexes.has(pattern)) {
-      try {
-        regexes.set(pattern, RE2JS.compile(pattern));
-      } catch {
-        regexes.set(pattern, null);
-      }
-    }
-    return regexes.get(pattern)?.matcher(key).find() ?? true;
   };
   const ids = new Map<Node, number>();
   const signature = (set: Multiset) =>
@@ -91,6 +81,7 @@ export function deepExpansionProblem(root: Node, { sameAt }: Graph, limit: numbe
       for (const s of schemas) {
         const applied = closure(s);
         work += applied.size;
+        if (work > WORK_MAX) throw new TooIntricate();
         add(place, applied, times);
       }
     };
@@ -99,24 +90,23 @@ export function deepExpansionProblem(root: Node, { sameAt }: Graph, limit: numbe
       if (isNode(node.properties)) for (const name of Object.keys(node.properties)) names.add(name);
     for (const [node, times] of set) {
       const properties = isNode(node.properties) ? node.properties : {};
-      const patterns = isNode(node.patternProperties) ? Object.entries(node.patternProperties) : [];
-      const rest = nodes(node.additionalProperties ?? node.unevaluatedProperties);
+      const patterns = isNode(node.patternProperties)
+        ? Object.values(node.patternProperties).flatMap(nodes)
+        : [];
+      const rest = nodes(node.additionalProperties);
       for (const name of names) {
-        work += 1 + patterns.length;
-        const own = Object.hasOwn(properties, name) ? nodes(properties[name]) : [];
-        const matched = patterns.filter(([p]) => matches(p, name)).flatMap(([, s]) => nodes(s));
-        apply(into(named, name), own.length + matched.length ? [...own, ...matched] : rest, times);
+        const own = Object.hasOwn(properties, name) ? nodes(properties[name]) : null;
+        apply(into(named, name), [...(own ?? rest), ...patterns], times);
       }
-      const anyPattern = patterns.flatMap(([, s]) => nodes(s));
-      apply(otherKey, anyPattern.length ? anyPattern : rest, times);
+      apply(otherKey, [...patterns, ...rest], times);
       apply(keyName, nodes(node.propertyNames), times);
       const contains = nodes(node.contains);
-      const tuple = [...nodes(node.prefixItems), ...(Array.isArray(node.items) ? nodes(node.items) : [])];
-      tuple.forEach((s, i) => {
-        apply(into(item, String(i)), [s, ...contains], times);
-      });
-      const after = Array.isArray(node.items) ? node.additionalItems : (node.items ?? node.unevaluatedItems);
-      apply(into(item, "*"), [...nodes(after), ...contains], times);
+      if (Array.isArray(node.items)) {
+        node.items.forEach((s, i) => {
+          apply(into(item, String(i)), [...nodes(s), ...contains], times);
+        });
+        apply(into(item, "*"), [...nodes(node.additionalItems), ...contains], times);
+      } else apply(into(item, "*"), [...nodes(node.items), ...contains], times);
     }
     const places: Place[] = [];
     for (const [name, subschemas] of named) places.push({ subschemas, where: `${where}/${name}` });
@@ -141,8 +131,12 @@ export function deepExpansionProblem(root: Node, { sameAt }: Graph, limit: numbe
     if (seen.has(sig)) continue;
     seen.add(sig);
     if (seen.size > STATES_MAX) return tooIntricate(`${STATES_MAX} different places`);
-    todo.push(...children(subschemas, where));
-    if (work > WORK_MAX) return tooIntricate(`${WORK_MAX} subschemas`);
+    try {
+      todo.push(...children(subschemas, where));
+    } catch (err) {
+      if (err instanceof TooIntricate) return tooIntricate(`${WORK_MAX} subschemas`);
+      throw err;
+    }
   }
   return null;
 }

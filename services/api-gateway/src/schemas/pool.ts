@@ -90,21 +90,23 @@ function spawn(settings: WorkerSettings, heapMb: number): Worker {
 
 /**
  * The schema workers, shared fairly between accounts: each account waits in a queue of its
- * own, its API's requests and its portal sessions' together, the queues are served in turn, and
+ * own (its API's requests and its portal sessions' taking turns in it), the queues are served
+ * in turn, and
  * no account runs on more than all workers but one while another waits. A check past its time limit ends its worker (the only way to stop a
  * synchronous compile) and a new one takes its place: one account's schema costs at most its
  * own time limit, on one worker, and never the gateway's event loop.
  */
 export class SchemaPool {
   private readonly slots: Slot[] = [];
-  private readonly queues = new Map<string, Job[]>();
+  /** Each account's waiting jobs, by lane (`api`, `portal`); both in the order of their turns. */
+  private readonly queues = new Map<string, Map<string, Job[]>>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, number>();
   private nextId = 1;
   private closed = false;
   /**
    * Checks answered lately, by the schema's JSON: the dashboard's editor checks the same
-   * schema again and again, and a schema over a time limit is refused at once the next time.
+   * schema again and again.
    */
   private readonly checked = new Map<string, CheckReply>();
   /** What the workers did, for the gateway's metrics. */
@@ -168,7 +170,7 @@ export class SchemaPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const queue of this.queues.values())
+    for (const queue of [...this.queues.values()].flatMap((lanes) => [...lanes.values()]))
       for (const job of queue.splice(0)) job.reject(new Error("the gateway is shutting down"));
     await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
   }
@@ -192,10 +194,13 @@ export class SchemaPool {
       return Promise.reject(new SchemaQueueFull());
     }
     for (const [key] of caps) this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
-    const queue = this.queues.get(account) ?? [];
+    const lanes = this.queues.get(account) ?? new Map<string, Job[]>();
+    const lane = typeof requester === "string" ? "api" : "portal";
+    const queue = lanes.get(lane) ?? [];
     return new Promise<WorkerReply>((resolve, reject) => {
       queue.push({ ...job, account, caps, resolve, reject });
-      this.queues.set(account, queue);
+      lanes.set(lane, queue);
+      this.queues.set(account, lanes);
       this.dispatch();
     });
   }
@@ -305,16 +310,18 @@ export class SchemaPool {
 
   private next(): Job | undefined {
     const share = Math.max(1, this.slots.length - 1);
-    for (const [account, queue] of this.queues) {
+    for (const [account, lanes] of this.queues) {
       if ((this.running.get(account) ?? 0) >= share) continue;
-      const job = queue.shift();
+      // The account's lanes take turns too: its API waits behind one portal job at most.
+      const [lane, queue] = lanes.entries().next().value as [string, Job[]];
+      const job = queue.shift() as Job;
+      lanes.delete(lane);
+      if (queue.length) lanes.set(lane, queue);
       // Served: to the back of the turn.
       this.queues.delete(account);
-      if (queue.length) this.queues.set(account, queue);
-      if (job) {
-        this.left(job);
-        return job;
-      }
+      if (lanes.size) this.queues.set(account, lanes);
+      this.left(job);
+      return job;
     }
     return undefined;
   }

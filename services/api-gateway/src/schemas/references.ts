@@ -37,17 +37,30 @@ export type Graph = {
 /**
  * Every subschema with its JSON Pointer, and the subschemas that apply where each does.
  * References are followed as Ajv resolves them, within this schema only: `#/…` pointers,
- * `#anchor`s, and the root's own `$id` before either. Anything else (another document, a
- * pointer under a subschema with an `$id` of its own, which Ajv reads against that `$id`) is
- * refused rather than left out of the count.
+ * `#anchor`s (draft-07's `$id: "#name"` too), and references relative to the root's `$id`.
+ * Anything else (another document, a pointer under a subschema with an `$id` of its own, which
+ * Ajv reads against that `$id`) is refused rather than left out of the count.
  */
 export function graph(root: Node): Graph {
   const sameAt = new Map<Node, Node[]>();
   const pathOf = new Map<Node, string>();
   const anchors = new Map<string, Node>();
-  const rootId = typeof root.$id === "string" ? root.$id.replace(/#.*$/, "") : null;
+  const rootId = typeof root.$id === "string" ? root.$id : null;
+  /** The reference as a fragment of this schema (`#…`), or null for another document. */
+  const local = (reference: string): string | null => {
+    if (reference.startsWith("#")) return reference;
+    if (!rootId) return null;
+    try {
+      const target = new URL(reference, rootId);
+      const base = new URL(rootId);
+      return target.href.replace(/#.*$/, "") === base.href.replace(/#.*$/, "") ? target.hash || "#" : null;
+    } catch {
+      return null;
+    }
+  };
   const resolve = (reference: string): Node | undefined => {
-    const ref = rootId && reference.startsWith(`${rootId}#`) ? reference.slice(rootId.length) : reference;
+    const ref = local(reference);
+    if (ref === null) return undefined;
     if (ref === "#") return root;
     if (!ref.startsWith("#")) return undefined;
     if (!ref.startsWith("#/")) return anchors.get(ref.slice(1));
@@ -69,11 +82,13 @@ export function graph(root: Node): Graph {
     pathOf.set(node, path || "/");
     const same: Node[] = [];
     sameAt.set(node, same);
-    const inner = underId || (node !== root && typeof node.$id === "string");
-    for (const key of ["$anchor", "$dynamicAnchor"])
-      if (typeof node[key] === "string") anchors.set(node[key] as string, node);
-    for (const key of ["$ref", "$dynamicRef", "$recursiveRef"])
-      if (typeof node[key] === "string") refs.push([node, node[key] as string, inner]);
+    // Draft-07's anchors are `$id: "#name"`; any other `$id` below the root is a new base.
+    const id = typeof node.$id === "string" ? node.$id : null;
+    const inner = underId || (node !== root && id !== null && !id.startsWith("#"));
+    if (id?.startsWith("#")) anchors.set(id.slice(1), node);
+    if (typeof node.$anchor === "string") anchors.set(node.$anchor, node);
+    // Ajv's draft-07 dialect knows `$ref` only: `$dynamicRef` and `$recursiveRef` do nothing.
+    if (typeof node.$ref === "string") refs.push([node, node.$ref, inner]);
     const at = (key: string) => `${path}/${pointerPart(key)}`;
     for (const key of SAME_PLACE_ONE) if (isNode(node[key])) same.push(node[key] as Node);
     for (const key of SAME_PLACE_MANY) {
@@ -97,8 +112,11 @@ export function graph(root: Node): Graph {
   };
   visit(root, "", false);
   let badRef: Violation | null = null;
-  for (const [node, ref, underId] of refs) {
+  // By index: a target outside every keyword is visited when first reached, adding its own refs.
+  for (let i = 0; i < refs.length; i++) {
+    const [node, ref, underId] = refs[i] as [Node, string, boolean];
     const target = underId ? undefined : resolve(ref);
+    if (target && !pathOf.has(target)) visit(target, `${ref.slice(0, 100)}`, false);
     if (target) sameAt.get(node)?.push(target);
     else
       badRef ??= {
