@@ -122,8 +122,15 @@ export class SchemaPool {
   constructor(
     private readonly options: SchemaPoolOptions,
     private readonly logger: Logger,
-  ) {
-    for (let i = 0; i < options.workers; i++) this.slots.push(this.start());
+  ) {}
+
+  /**
+   * The workers start with the first schema asked about, not with the gateway: each is a V8
+   * isolate of its own, tens of MB that an installation without schemas would carry for nothing.
+   */
+  private startWorkers(): void {
+    if (this.slots.length || this.closed) return;
+    for (let i = 0; i < this.options.workers; i++) this.slots.push(this.start());
   }
 
   /** Checks and compiles `schema`: its problems (none when valid) and its example. */
@@ -180,6 +187,7 @@ export class SchemaPool {
     job: Omit<Job, "account" | "caps" | "resolve" | "reject">,
   ): Promise<WorkerReply> {
     if (this.closed) return Promise.reject(new Error("the gateway is shutting down"));
+    this.startWorkers();
     const perAccount = this.options.queuePerAccount;
     const account = typeof requester === "string" ? requester : requester.account;
     const caps: [string, number][] =
@@ -309,7 +317,7 @@ export class SchemaPool {
   }
 
   private next(): Job | undefined {
-    const share = Math.max(1, this.slots.length - 1);
+    const share = Math.max(1, this.options.workers - 1);
     for (const [account, lanes] of this.queues) {
       if ((this.running.get(account) ?? 0) >= share) continue;
       // The account's lanes take turns too: its API waits behind one portal job at most.
