@@ -120,6 +120,9 @@ export class Broker {
   private async connect(): Promise<void> {
     const model = await amqp.connect(this.options.url, {
       clientProperties: { connection_name: this.options.prefix },
+      // Frames are already gathered per tick (coalesceWrites): Nagle's algorithm would only hold
+      // a lone publish or ack back until the broker's delayed ACK, 40 ms on Linux.
+      noDelay: true,
     });
     coalesceWrites((model.connection as unknown as { stream: Writable }).stream);
     try {
