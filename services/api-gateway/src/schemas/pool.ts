@@ -166,13 +166,14 @@ export class SchemaPool {
   async validate(requester: Requester, key: string, schema: unknown, data: unknown): Promise<ValidateReply> {
     const request = { op: "validate" as const, key, data };
     this.counts.validations++;
-    for (;;) {
+    // Twice at most: a worker that dropped the validator since is sent the schema the second time.
+    for (let tries = 0; tries < 2; tries++) {
       const reply = await this.ask(requester, { request, schema, limit: "SCHEMA_VALIDATE_TIMEOUT" });
       if (reply.op !== "validate") throw new Error("a schema worker answered out of turn");
       if (!("missing" in reply)) return reply;
-      // The worker dropped the validator since: again, with the schema.
       for (const slot of this.slots) slot.known.delete(key);
     }
+    throw new Error("a schema worker had no validator, even with the schema sent");
   }
 
   async close(): Promise<void> {
