@@ -1,26 +1,16 @@
-import {
-  createLogger,
-  createRegistry,
-  onShutdown,
-  onStartFailure,
-  type Shutdown,
-  startTelemetry,
-} from "@herald/runtime";
+import { runService } from "@herald/runtime";
 import { createDispatcher } from "./app.ts";
 import { loadConfig } from "./config.ts";
 
-const telemetry = startTelemetry("dispatcher");
-const logger = createLogger("dispatcher");
-let shutdown: Shutdown | undefined;
-try {
+void runService("dispatcher", (logger, registry) => {
   const config = loadConfig();
-  const dispatcher = createDispatcher(config, logger, createRegistry("dispatcher"));
-  shutdown = onShutdown(logger, [
-    { name: "dispatcher", close: () => dispatcher.stop() },
-    { name: "telemetry", close: () => telemetry.shutdown() },
-  ]);
-  await dispatcher.start();
-  logger.info({ retrySchedule: config.retrySchedule, healthPort: config.healthPort }, "dispatcher consuming");
-} catch (err) {
-  onStartFailure(logger, "dispatcher", err, shutdown);
-}
+  const dispatcher = createDispatcher(config, logger, registry);
+  return {
+    start: async () => {
+      await dispatcher.start();
+      const fields = { retrySchedule: config.retrySchedule, healthPort: config.healthPort };
+      return { msg: "dispatcher consuming", fields };
+    },
+    stop: () => dispatcher.stop(),
+  };
+});
