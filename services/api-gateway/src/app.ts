@@ -93,7 +93,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
 
   new Gauge({
     name: "herald_schema_work",
-    help: "Customers' schemas since start, by kind: checks, checks answered from cache, event validations, checks or validations stopped at their time limit or heap, and requests refused because the account had too many waiting",
+    help: "Customers' schemas since start, by kind: checks, checks answered from cache, event validations, checks or validations stopped at their time limit or heap, requests refused because the account had too many waiting, and workers replaced",
     labelNames: ["kind"],
     registers: [registry],
     collect() {

@@ -14,6 +14,7 @@ import {
   cookieValue,
   PAGE_HEADER,
   pageOf,
+  secureCookies,
 } from "./session.ts";
 import { checkStorable } from "./storable.ts";
 import { validate } from "./validate.ts";
@@ -47,10 +48,9 @@ async function authenticate(
   limiters: Limiters,
 ): Promise<Account> {
   if (route.auth === "account") {
-    const secure = deps.config.publicUrl.startsWith("https:");
     const cookie = req.headers.authorization
       ? undefined
-      : cookieValue(req.headers.cookie, cookieName(secure));
+      : cookieValue(req.headers.cookie, cookieName(secureCookies(deps.config)));
     if (cookie && route.method !== "get") checkSameSite(req, deps.config.publicUrl);
     const account = cookie
       ? await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]))

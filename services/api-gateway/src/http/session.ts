@@ -20,6 +20,9 @@ export const SESSION_COOKIE = "herald_session";
  */
 export const cookieName = (secure: boolean) => (secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
 
+/** Whether cookies are Secure (and `__Host-`): when the gateway's public URL is https. */
+export const secureCookies = (config: { publicUrl: string }) => config.publicUrl.startsWith("https:");
+
 export const sessionHash = (secret: string) => createHash("sha256").update(secret).digest("hex");
 export const newSecret = () => randomBytes(32).toString("base64url");
 

@@ -1,5 +1,5 @@
 import { newId, type Prisma } from "@herald/db";
-import type { Ctx, Deps } from "../context.ts";
+import type { Ctx } from "../context.ts";
 import { unauthenticated } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import {
@@ -11,6 +11,7 @@ import {
   PAGE_HEADER,
   type Page,
   pageOf,
+  secureCookies,
   sessionCookie,
   sessionHash,
 } from "../http/session.ts";
@@ -122,7 +123,6 @@ const WRONG_LINK: Record<Page, string> = {
 };
 
 /** Cookies are Secure, and `__Host-` named, when browsers reach the gateway over https. */
-const secureCookies = (deps: Deps) => deps.config.publicUrl.startsWith("https:");
 
 export const sessionRoutes: RouteSpec[] = [
   {
@@ -258,7 +258,7 @@ export const sessionRoutes: RouteSpec[] = [
       const session = await deps.prisma.session.findUniqueOrThrow({
         where: { cookieHash: sessionHash(cookie) },
       });
-      const secure = secureCookies(deps);
+      const secure = secureCookies(deps.config);
       return {
         headers: {
           "Set-Cookie": sessionCookie(cookie, (session.expiresAt.getTime() - now.getTime()) / 1000, secure),
@@ -285,7 +285,7 @@ export const sessionRoutes: RouteSpec[] = [
     headers: pageHeader,
     response: { status: 200, schema: ref("Session"), description: "The session." },
     async handler({ req, deps }: Ctx) {
-      const cookie = cookieValue(req.headers.cookie, cookieName(secureCookies(deps)));
+      const cookie = cookieValue(req.headers.cookie, cookieName(secureCookies(deps.config)));
       if (!cookie) return { status: 204, headers: { "Cache-Control": "no-store" }, body: undefined };
       const account = await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]));
       return {
@@ -320,7 +320,7 @@ export const sessionRoutes: RouteSpec[] = [
     },
     async handler({ req, deps }: Ctx) {
       checkSameSite(req, deps.config.publicUrl);
-      const secure = secureCookies(deps);
+      const secure = secureCookies(deps.config);
       const cookie = cookieValue(req.headers.cookie, cookieName(secure));
       const page = pageOf(req.headers[PAGE_HEADER]);
       const session =
