@@ -16,7 +16,7 @@ export class RateLimiter {
   take(key: string, now = Date.now()): void {
     if (this.perSecond <= 0) return;
     const capacity = this.perSecond * 2;
-    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.forgetFull(now);
+    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.makeRoom(now);
     const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
     bucket.at = now;
@@ -38,11 +38,21 @@ export class RateLimiter {
     bucket.tokens -= 1;
   }
 
-  /** Drops the buckets that have refilled: a new one is the same. Keeps the map bounded. */
-  private forgetFull(now: number): void {
-    const capacity = this.perSecond * 2;
-    for (const [key, b] of this.buckets)
-      if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= capacity) this.buckets.delete(key);
+  private sweptAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * Keeps the map bounded. Drops the buckets that have refilled (a new one is the same), in one
+   * pass a second at most: one account making portal sessions by the thousand must not make every
+   * request walk them all. Between passes, or when none has refilled, the oldest goes.
+   */
+  private makeRoom(now: number): void {
+    if (now - this.sweptAt >= 1000) {
+      this.sweptAt = now;
+      const capacity = this.perSecond * 2;
+      for (const [key, b] of this.buckets)
+        if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= capacity) this.buckets.delete(key);
+    }
+    if (this.buckets.size >= this.maxBuckets) this.buckets.delete(this.buckets.keys().next().value as string);
   }
 }
 

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { RateLimiter } from "./rateLimit.ts";
+
+const size = (limiter: RateLimiter) => (limiter as unknown as { buckets: Map<string, unknown> }).buckets.size;
+
+describe("the rate limiter", () => {
+  it("lets a key burst two seconds' worth, then refuses it with Retry-After, and no other key", () => {
+    const limiter = new RateLimiter(5);
+    for (let i = 0; i < 10; i++) limiter.take("a", 0);
+    expect(() => limiter.take("a", 0)).toThrow(expect.objectContaining({ status: 429 }));
+    expect(() => limiter.take("b", 0)).not.toThrow();
+    expect(() => limiter.take("a", 200)).not.toThrow();
+  });
+
+  it("stays within its buckets when every key is busy, and keeps the busy key's count", () => {
+    const limiter = new RateLimiter(5, 10);
+    for (let i = 0; i < 10; i++) limiter.take("busy", 0);
+    // Thousands of new keys in the same instant, none refilled: the oldest make room.
+    for (let i = 0; i < 5000; i++) limiter.take(`session${i}`, 0);
+    expect(size(limiter)).toBeLessThanOrEqual(10);
+    // A key still in the map keeps what it spent.
+    const fresh = new RateLimiter(5, 10);
+    for (let i = 0; i < 10; i++) fresh.take("busy", 0);
+    for (let i = 0; i < 5; i++) fresh.take(`other${i}`, 0);
+    expect(() => fresh.take("busy", 0)).toThrow(expect.objectContaining({ status: 429 }));
+  });
+});
