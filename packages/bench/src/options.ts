@@ -1,11 +1,15 @@
 import { parseArgs } from "node:util";
+import { PROFILE_NAMES } from "./profiles.ts";
 
 export type Options = {
   quick: boolean;
   /** A running system to load instead of starting one, with an API key of it. */
   target: { url: string; key: string } | null;
+  /** Which profiles to run, in order (profiles.ts); both by default. */
+  profiles: (typeof PROFILE_NAMES)[number][];
   dispatchers: number;
   senders: number;
+  /** LOG_LEVEL of the lean profile; the deployed one logs at info, as deployed. */
   logLevel: string;
   /** Extra variables for every service (`--env KEY=VALUE`, repeatable). */
   env: Record<string, string>;
@@ -14,12 +18,15 @@ export type Options = {
 
 export const USAGE = `npm run bench -- [options]
 
-  --quick               everything in under a minute (1 s warm-up, 3 s windows)
+  --quick               short windows (1 s warm-up, 3 s measured): two minutes in all
+  --profile <name>      lean (sources through tsx, warn logs, no traces) or deployed
+                        (the built bundles on plain node, info logs, every trace exported);
+                        repeatable; both by default
   --url <base> --key <api key>
                         load a running system instead of starting one
   --dispatchers <n>     dispatcher processes to start (1 to 32, default 1)
   --senders <n>         sender processes to start (1 to 32, default 1)
-  --log-level <level>   LOG_LEVEL of the services (default warn)
+  --log-level <level>   LOG_LEVEL of the lean profile's services (default warn)
   --env KEY=VALUE       an extra variable for every service (repeatable)
   --cpu-prof            profile each service (node --cpu-prof) into bench-results/profiles/`;
 
@@ -41,6 +48,9 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   const senders = count("senders", values.senders);
   if (typeof dispatchers === "string") return { error: dispatchers };
   if (typeof senders === "string") return { error: senders };
+  const profiles = [...new Set(values.profile ?? PROFILE_NAMES)];
+  const unknown = profiles.find((p) => !(PROFILE_NAMES as readonly string[]).includes(p));
+  if (unknown) return { error: `--profile takes ${PROFILE_NAMES.join(" or ")}, got "${unknown}"` };
   const env: Record<string, string> = {};
   for (const pair of values.env ?? []) {
     const eq = pair.indexOf("=");
@@ -50,6 +60,7 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   return {
     quick: values.quick ?? false,
     target: values.url && values.key ? { url: values.url.replace(/\/+$/, ""), key: values.key } : null,
+    profiles: profiles as Options["profiles"],
     dispatchers,
     senders,
     logLevel: values["log-level"] ?? "warn",
@@ -64,6 +75,7 @@ function parse(argv: string[]) {
     strict: true,
     options: {
       quick: { type: "boolean" },
+      profile: { type: "string", multiple: true },
       url: { type: "string" },
       key: { type: "string" },
       dispatchers: { type: "string" },

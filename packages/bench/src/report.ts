@@ -1,7 +1,8 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { escapeXml, histogramChart, lineChart } from "./charts.ts";
-import type { BenchResults, LatencyFigures, Ratios } from "./results.ts";
+import { hopLines } from "./hops.ts";
+import type { BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
 
 /** The figures as a table for the terminal, and as JSON and an HTML page with charts under `dir`. */
@@ -34,7 +35,6 @@ function targetOf(targets: TargetCheck[], name: string): [string, string] {
 
 export function formatTable(r: BenchResults): string {
   const c = r.ceilings;
-  const t = r.targets;
   const lines: string[] = [];
   lines.push(`Herald benchmark (${r.mode}), ${r.startedAt}, ${r.machine.cpus} CPUs, Node ${r.machine.node}`);
   lines.push("\nCeilings of this machine (measured in this run)");
@@ -45,42 +45,51 @@ export function formatTable(r: BenchResults): string {
       ["Postgres 1-row insert transactions, 16 clients", `${n(c.postgresInsertsPerSecond)}/s`],
     ]),
   );
+  for (const p of r.profiles) lines.push(...profileLines(p));
+  return lines.join("\n");
+}
+
+function profileLines(p: ProfileResults): string[] {
+  const t = p.targets;
+  const lines = [`\n━━ ${p.profile}: ${p.description}`];
   lines.push("\nThroughput");
   const rows = [["", "per second", "÷HTTP", "÷MQ", "÷PG", "lost", "target", ""]];
   rows.push([
-    `ingest (${r.ingest.concurrency} in flight)`,
-    `${n(r.ingest.eventsPerSecond)} events`,
-    ...ratio(r.ingest.ratios),
+    `ingest (${p.ingest.concurrency} in flight)`,
+    `${n(p.ingest.eventsPerSecond)} events`,
+    ...ratio(p.ingest.ratios),
     "",
     ...targetOf(t, "ingest"),
   ]);
-  for (const e of r.endToEnd) {
+  for (const e of p.endToEnd) {
     rows.push([
       `end-to-end, ${e.name}`,
       `${n(e.deliveriesPerSecond)} deliveries`,
       ...ratio(e.ratios),
       String(e.lost),
-      ...(e.endpoints === 1 ? targetOf(t, "end-to-end, 1 endpoint") : ["", ""]),
+      ...targetOf(t, `end-to-end, ${e.name}`),
     ]);
   }
   lines.push(pad(rows));
   lines.push("\nLatency, 201 → arrival at the receiver (1 endpoint, open loop)");
-  const lat = [["rate", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", ""]];
-  for (const l of r.latency)
+  const lat = [["rate", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", "", "p50 target", ""]];
+  for (const l of p.latency)
     lat.push([
       `${n(l.rate)} events/s`,
       ...latencyCells(l),
       ...targetOf(t, `p99 latency at ${n(l.rate)} events/s`),
+      ...targetOf(t, `p50 latency at ${n(l.rate)} events/s`),
     ]);
   lines.push(pad(lat));
-  lines.push(...neighbourLines(r));
+  if (p.hops) lines.push(...hopLines(p.hops));
+  lines.push(...neighbourLines(p));
   const mem = targetOf(t, "peak resident memory per service");
   lines.push("\nPeak resident memory (VmHWM)");
-  if (r.memory.length === 0) lines.push("  not measured: the system was given by --url");
+  if (p.memory.length === 0) lines.push("  not measured: the system was given by --url");
   else
     lines.push(
       pad(
-        r.memory.map((m) => [
+        p.memory.map((m) => [
           m.service,
           `${m.peakMb.toFixed(0)} MB`,
           mem[0],
@@ -88,21 +97,21 @@ export function formatTable(r: BenchResults): string {
         ]),
       ),
     );
-  const problems = r.serviceOutput.filter((o) => o.problems > 0);
+  const problems = p.serviceOutput.filter((o) => o.problems > 0);
   if (problems.length) {
     lines.push("\nService output at warn or above");
     for (const o of problems) lines.push(`  ${o.service}: ${o.problems} lines (${o.log})`);
   }
-  const errors = [r.ingest, ...r.endToEnd, ...r.latency, r.neighbour.healthy, r.neighbour.hanging].reduce(
+  const errors = [p.ingest, ...p.endToEnd, ...p.latency, p.neighbour.healthy, p.neighbour.hanging].reduce(
     (s, x) => s + x.errors,
     0,
   );
   if (errors) lines.push(`\n${errors} event POSTs failed; see errorSamples in the JSON.`);
-  return lines.join("\n");
+  return lines;
 }
 
 /** The healthy endpoint beside a hanging one, next to the same rate measured alone. */
-function neighbourLines(r: BenchResults): string[] {
+function neighbourLines(r: ProfileResults): string[] {
   const { healthy, hanging } = r.neighbour;
   const alone = r.latency.find((l) => l.rate === healthy.rate);
   const rows = [["", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", ""]];
@@ -119,8 +128,7 @@ function neighbourLines(r: BenchResults): string[] {
   ];
 }
 
-function html(r: BenchResults): string {
-  const table = escapeXml(formatTable(r));
+function profileCharts(r: ProfileResults): string[] {
   const charts: string[] = [];
   const histograms = [
     ...r.latency.map((l) => ({ l, name: `at ${n(l.rate)} events/s` })),
@@ -129,7 +137,7 @@ function html(r: BenchResults): string {
   for (const { l, name } of histograms) {
     charts.push(
       histogramChart({
-        title: `Latency distribution ${name} (${n(l.count)} deliveries)`,
+        title: `${r.profile}: latency distribution ${name} (${n(l.count)} deliveries)`,
         bins: l.histogram,
         markers: [
           { label: `p50 ${ms(l.p50Ms)}`, value: l.p50Ms },
@@ -143,7 +151,7 @@ function html(r: BenchResults): string {
   for (const e of r.endToEnd)
     charts.push(
       lineChart({
-        title: `End-to-end, ${e.name}: per second`,
+        title: `${r.profile}: end-to-end, ${e.name}, per second`,
         yLabel: "per second",
         series: [
           { name: "events accepted", values: e.acceptedPerSecond },
@@ -155,7 +163,7 @@ function html(r: BenchResults): string {
   for (const l of r.latency)
     charts.push(
       lineChart({
-        title: `Open loop at ${n(l.rate)} events/s: per second`,
+        title: `${r.profile}: open loop at ${n(l.rate)} events/s, per second`,
         yLabel: "per second",
         series: [
           { name: "events accepted", values: l.acceptedPerSecond },
@@ -167,7 +175,7 @@ function html(r: BenchResults): string {
   const { healthy, hanging } = r.neighbour;
   charts.push(
     lineChart({
-      title: `Beside a hanging endpoint: per second (its requests answered after ${hanging.holdMs / 1000} s until the window ends)`,
+      title: `${r.profile}: beside a hanging endpoint, per second (its requests answered after ${hanging.holdMs / 1000} s until the window ends)`,
       yLabel: "per second",
       series: [
         { name: "healthy: events accepted", values: healthy.acceptedPerSecond },
@@ -179,7 +187,7 @@ function html(r: BenchResults): string {
   );
   charts.push(
     lineChart({
-      title: `Ingest, ${r.ingest.concurrency} in flight: events accepted per second`,
+      title: `${r.profile}: ingest, ${r.ingest.concurrency} in flight, events accepted per second`,
       yLabel: "events per second",
       series: [{ name: "events accepted", values: r.ingest.acceptedPerSecond }],
       band: band(r.ingest.warmSeconds, r.ingest.measureSeconds),
@@ -188,12 +196,18 @@ function html(r: BenchResults): string {
   if (r.memory.length)
     charts.push(
       lineChart({
-        title: "Resident memory (VmRSS) of each service, sampled each second of the run",
+        title: `${r.profile}: resident memory (VmRSS) of each service, sampled each second`,
         yLabel: "MB",
         series: r.memory.map((m) => ({ name: m.service, values: m.rssMb })),
         xLabel: "seconds since the services started",
       }),
     );
+  return charts;
+}
+
+function html(r: BenchResults): string {
+  const table = escapeXml(formatTable(r));
+  const all = r.profiles.flatMap(profileCharts);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Herald benchmark ${escapeXml(r.startedAt)}</title>
 <style>
@@ -208,7 +222,7 @@ svg{display:block;margin:18px 0;background:#fff;border:1px solid #e5e5e5}
 ${r.machine.cpus} × ${escapeXml(r.machine.cpuModel)}, ${n(r.machine.memoryMb)} MB, Node ${escapeXml(r.machine.node)};
 system ${r.system.url ? `at ${escapeXml(r.system.url)}` : `started by the benchmark (${r.system.dispatchers} dispatcher(s), ${r.system.senders} sender(s))`}.</p>
 <pre>${table}</pre>
-${charts.join("\n")}
+${all.join("\n")}
 </body></html>
 `;
 }

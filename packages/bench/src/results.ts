@@ -1,17 +1,20 @@
 import { cpus, totalmem } from "node:os";
 import type { Ceilings } from "./ceilings.ts";
+import type { HopBreakdown } from "./hops.ts";
 import type { MemoryReport } from "./memory.ts";
+import type { ProfileName } from "./profiles.ts";
 import type { ClosedLoopJob, IngestJob, JobResult, NeighbourJob, OpenLoopJob } from "./protocol.ts";
 import type { ServiceOutput } from "./services.ts";
 import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
 import type { TargetCheck } from "./targets.ts";
 
 /**
- * The figures of one run, as written to `bench-results/<timestamp>.json` and `latest.json`.
- * Rates are per second; `ratios` are each figure divided by each ceiling, unrounded.
+ * The figures of one run, as written to `bench-results/<timestamp>.json` and `latest.json`: the
+ * machine's ceilings, then every scenario once per profile (profiles.ts). Rates are per second;
+ * `ratios` are each figure divided by each ceiling of the same run, unrounded.
  */
 export type BenchResults = {
-  version: 1;
+  version: 2;
   startedAt: string;
   finishedAt: string;
   mode: "quick" | "full";
@@ -23,10 +26,18 @@ export type BenchResults = {
   };
   machine: { cpus: number; cpuModel: string; memoryMb: number; node: string };
   ceilings: Ceilings;
+  profiles: ProfileResults[];
+};
+
+export type ProfileResults = {
+  profile: ProfileName;
+  description: string;
   ingest: IngestFigures;
   endToEnd: EndToEndFigures[];
   latency: LatencyFigures[];
   neighbour: NeighbourFigures;
+  /** Where an event's time goes, from its trace; only where traces are exported. */
+  hops: HopBreakdown | null;
   memory: MemoryReport[];
   targets: TargetCheck[];
   serviceOutput: ServiceOutput[];

@@ -29,9 +29,31 @@ export type Service = {
   kill: (signal: NodeJS.Signals) => void;
 };
 
-export type SpawnOptions = { root: string; logDir: string; cpuProfDir: string | null };
+/** How a profile runs a service: `node <args>` in `cwd`. */
+export type Launch = (kind: ServiceKind) => { cwd: string; args: string[] };
 
-/** A service as its own process, exactly as `npm start` runs it; its output goes to `<logDir>/<label>.log`. */
+/** As `npm start` runs a service: its TypeScript sources through tsx, from the repository. */
+export const fromSource =
+  (root: string): Launch =>
+  (kind) => ({
+    cwd: root,
+    args: [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", kind, "src", "main.ts")],
+  });
+
+/**
+ * As the images run a service (the Dockerfile's CMD): its bundle, plain node, from the tree
+ * `npm run build` wrote for it under `buildDir`.
+ */
+export const fromBuild =
+  (buildDir: string): Launch =>
+  (kind) => ({
+    cwd: join(buildDir, kind),
+    args: ["--enable-source-maps", ...SERVICE_NODE_FLAGS, join("services", kind, "dist", "main.mjs")],
+  });
+
+export type SpawnOptions = { launch: Launch; logDir: string; cpuProfDir: string | null };
+
+/** A service as its own process, as `launch` says; its output goes to `<logDir>/<label>.log`. */
 export function spawnService(
   kind: ServiceKind,
   label: string,
@@ -40,11 +62,12 @@ export function spawnService(
   options: SpawnOptions,
 ): Service {
   const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+  const { cwd, args } = options.launch(kind);
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, ...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", kind, "src", "main.ts")],
+    [...profile, ...args],
     // Its own process group: Ctrl-C reaches main only, which stops each service once.
-    { cwd: options.root, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   mkdirSync(options.logDir, { recursive: true });
   const logPath = join(options.logDir, `${label}.log`);

@@ -11,6 +11,7 @@ import { onCleanUp } from "./cleanup.ts";
 import type { Gateway } from "./protocol.ts";
 import {
   freePort,
+  type Launch,
   type Service,
   type ServiceOutput,
   spawnService,
@@ -31,10 +32,12 @@ export type System = {
   /** Waits until the queues are empty, so one scenario's backlog does not load the next. */
   settle: (timeoutMs: number) => Promise<void>;
   output: () => ServiceOutput[];
+  /** Stops the services and removes their queues; also registered with cleanup.ts. */
+  stop: () => Promise<void>;
 };
 
 export type SystemOptions = {
-  root: string;
+  launch: Launch;
   databaseUrl: string;
   amqpUrl: string;
   dispatchers: number;
@@ -42,7 +45,6 @@ export type SystemOptions = {
   logLevel: string;
   env: Record<string, string>;
   logDir: string;
-  /** Relative to `root`, as the services get it (`--cpu-prof-dir`). */
   cpuProfDir: string | null;
 };
 
@@ -103,7 +105,7 @@ export async function startSystem(o: SystemOptions): Promise<System> {
   };
   const services: Service[] = [];
   let stopping = false;
-  const spawnOptions = { root: o.root, logDir: o.logDir, cpuProfDir: o.cpuProfDir };
+  const spawnOptions = { launch: o.launch, logDir: o.logDir, cpuProfDir: o.cpuProfDir };
   const gatewayEnv = {
     ...shared,
     HOST: "127.0.0.1",
@@ -132,7 +134,7 @@ export async function startSystem(o: SystemOptions): Promise<System> {
   const stopAndRemove = async () => {
     stopping = true;
     await stopServices(services);
-    if (o.cpuProfDir) await labelProfiles(join(o.root, o.cpuProfDir), services);
+    if (o.cpuProfDir) await labelProfiles(o.cpuProfDir, services);
     const schedule = (o.env.RETRY_SCHEDULE ?? DEFAULT_SCHEDULE).split(",").map((s) => parseDuration(s));
     const delays = [...new Set(schedule.filter((ms): ms is number => ms !== null))];
     for (const queue of [...Object.values(names.queues), names.deadQueue, ...delays.map(names.delayQueue)])
@@ -175,6 +177,7 @@ export async function startSystem(o: SystemOptions): Promise<System> {
       await sleep(500);
     },
     output: () => services.map((s) => s.output()),
+    stop,
   };
 }
 
@@ -186,5 +189,6 @@ export function runningSystem(baseUrl: string, apiKey: string): System {
     failed: new Promise<never>(() => {}),
     settle: () => sleep(1000),
     output: () => [],
+    stop: async () => {},
   };
 }
