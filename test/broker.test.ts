@@ -7,7 +7,8 @@ import { createQueuePrefix } from "./support/isolation.ts";
 
 /**
  * The consumer against a real RabbitMQ: it consumes again when the broker closes its channel
- * under a live connection, and it stops without waiting out a handler that keeps failing.
+ * under a live connection, it stops without waiting out a handler that keeps failing, and in
+ * batches a lone message goes at once while a busy consumer's next batch fills.
  */
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,6 +31,49 @@ async function broker(): Promise<Broker> {
 }
 
 const due = (n: number) => ({ attempt_id: `atmpt_${n}`, delivery_id: `dlv_${n}` });
+const created = (n: number) => ({
+  event_id: `evt_${n}`,
+  account_id: "acct_1",
+  app_id: "app_1",
+  type: "invoice.paid",
+  created_at: new Date().toISOString(),
+});
+
+describe("a batch consumer", () => {
+  it("hands a lone message over at once, and fills the next batch while the handler is busy", async () => {
+    const b = await broker();
+    const batches: string[][] = [];
+    let release = () => {};
+    let busy = Promise.resolve();
+    await b.consumeBatch(
+      "dispatcherEvents",
+      {
+        handler: async (messages) => {
+          batches.push(messages.map((m) => m.body.event_id));
+          await busy;
+        },
+        maxSize: 100,
+        maxWaitMs: 0,
+        maxRunning: 1,
+      },
+      200,
+    );
+    await b.publish("event.created.v1", created(1));
+    await expect.poll(() => batches, { timeout: 2000 }).toEqual([["evt_1"]]);
+
+    // The handler is held: what comes meanwhile waits, and goes together once it is done.
+    busy = new Promise<void>((resolve) => (release = resolve));
+    await b.publish("event.created.v1", created(2));
+    await expect.poll(() => batches.length, { timeout: 2000 }).toBe(2);
+    for (let n = 3; n <= 6; n++) await b.publish("event.created.v1", created(n));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(batches, "nothing more while the only running batch is held").toHaveLength(2);
+    release();
+    await expect
+      .poll(() => batches, { timeout: 2000 })
+      .toEqual([["evt_1"], ["evt_2"], ["evt_3", "evt_4", "evt_5", "evt_6"]]);
+  });
+});
 
 describe("a consumer", () => {
   it("consumes again when RabbitMQ closes its channel while the connection stays up", async () => {

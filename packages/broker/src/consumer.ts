@@ -28,13 +28,18 @@ export type HandlersFor<Q extends QueueRole> = {
   [K in MessagesOf<Q>]: (message: Received<K>) => Promise<void>;
 };
 
-/** Handles many messages of one kind at once: one round of SQL for a whole batch. */
+/**
+ * Handles many messages of one kind at once: one round of SQL for a whole batch. A batch goes
+ * when it is full, or `maxWaitMs` after its first message came if fewer than `maxRunning`
+ * batches are being handled; otherwise it fills until one of them is done. So with no wait a
+ * lone message goes at once, and under load batches grow by themselves to what the handler
+ * keeps up with.
+ */
 export type BatchSpec<K extends MessageName> = {
   handler: (messages: Received<K>[]) => Promise<void>;
-  /** Flush when this many are in hand… */
   maxSize: number;
-  /** …or this long after the first arrived. */
   maxWaitMs: number;
+  maxRunning: number;
 };
 
 /** Why a message went to `<prefix>.dead`, in its `x-herald-reason` header and the metric's label. */
@@ -88,7 +93,10 @@ export class Consumer {
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private pending: Held[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  /** The pending batch's wait, while it runs. */
+  private timer: { cancel: () => void } | null = null;
+  /** Batches being handled. */
+  private running = 0;
 
   constructor(private readonly options: ConsumerOptions) {}
 
@@ -185,17 +193,42 @@ export class Consumer {
     }
     this.pending.push(held);
     if (this.pending.length >= handle.batch.maxSize) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), handle.batch.maxWaitMs);
+    else if (!this.timer) {
+      const { maxWaitMs } = handle.batch;
+      // An immediate, not a 0 ms timer: messages read from the same socket chunk go together.
+      if (maxWaitMs > 0) {
+        const t = setTimeout(() => this.due(), maxWaitMs);
+        this.timer = { cancel: () => clearTimeout(t) };
+      } else {
+        const t = setImmediate(() => this.due());
+        this.timer = { cancel: () => clearImmediate(t) };
+      }
+    }
+  }
+
+  /** The batch's wait is over: it goes if there is room, else when a running one is done. */
+  private due(): void {
+    this.timer = null;
+    const { handle } = this.options;
+    if (handle.kind === "batch" && this.running < handle.batch.maxRunning) this.flush();
   }
 
   private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
     const { handle } = this.options;
     if (!batch.length || handle.kind !== "batch") return;
-    this.track(this.settle(batch, (held) => handle.batch.handler(held.map((h) => h.received))));
+    this.running++;
+    const work = this.settle(batch, (held) => handle.batch.handler(held.map((h) => h.received)));
+    this.track(
+      work.finally(() => {
+        this.running--;
+        // What filled meanwhile and is past its wait goes now.
+        if (this.pending.length && !this.timer && !this.stopped) this.flush();
+      }),
+    );
   }
 
   /** Runs the work to an outcome (settle.ts); acks and nacks only on a message's own channel. */

@@ -66,7 +66,8 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         registry,
       );
       await broker.start(5000);
-      const batch = { maxSize: config.batchSize, maxWaitMs: config.batchWaitMs };
+      // Two batches handled at once, as many as the prefetch holds by default.
+      const batch = { maxSize: config.batchSize, maxWaitMs: config.batchWaitMs, maxRunning: 2 };
       await broker.consumeBatch(
         "dispatcherEvents",
         { handler: (m) => fanOut(deps, m), ...batch },

@@ -53,8 +53,8 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     // Two batches in hand: the next fills while one is written.
     prefetch: r.int("DISPATCHER_PREFETCH", 200, { min: 1, max: 10_000 }),
     batchSize: r.int("DISPATCHER_BATCH", 100, { min: 1, max: 1000 }),
-    // 5 ms: a few requests' worth of latency buys one round of SQL per hundred messages.
-    batchWaitMs: r.duration("DISPATCHER_BATCH_WAIT", 5),
+    // None: a lone message goes at once; under load the next batch fills while two are handled.
+    batchWaitMs: r.duration("DISPATCHER_BATCH_WAIT", 0),
     sweepIntervalMs: r.duration("SWEEP_INTERVAL", 15_000),
     sweepGraceMs: r.duration("SWEEP_GRACE", 30_000),
     // 10 min: far past any attempt (15 s timeout) and a long sender backlog; a sent attempt is
