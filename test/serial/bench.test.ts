@@ -97,6 +97,19 @@ describe("npm run bench -- --quick", () => {
       positive(r.ceilings.rabbitmqMessagesPerSecond, "RabbitMQ ceiling");
       positive(r.ceilings.postgresInsertsPerSecond, "Postgres ceiling");
 
+      expect(r.bounds.map((b) => b.name)).toEqual([
+        "ingest",
+        "end-to-end, 1 endpoint",
+        "end-to-end, 10 endpoints",
+      ]);
+      for (const b of r.bounds) {
+        positive(b.perSecond, `bound of ${b.name}`);
+        expect(b.ratioToHttp, `bound of ${b.name} ÷ HTTP`).toBeCloseTo(
+          b.perSecond / r.ceilings.httpPostsPerSecond,
+          9,
+        );
+      }
+
       expect(r.profiles.map((p) => p.profile)).toEqual(["lean", "deployed"]);
       for (const p of r.profiles) checkProfile(p, r);
 

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ensureDatabase } from "@herald/db";
 import { DEFAULT_AMQP_URL, DEFAULT_DATABASE_URL } from "@herald/runtime/config";
 import { createApps, deleteApps } from "./apps.ts";
+import { bounds } from "./bound.ts";
 import { type Ceilings, httpCeiling, postgresCeiling, rabbitmqCeiling } from "./ceilings.ts";
 import { cleanUp, onCleanUp } from "./cleanup.ts";
 import { type HopBreakdown, hopBreakdown } from "./hops.ts";
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
     },
     machine: machine(),
     ceilings,
+    bounds: bounds(ceilings),
     profiles,
   };
   const files = await writeReports(results, resultsDir);

@@ -45,6 +45,19 @@ export function formatTable(r: BenchResults): string {
       ["Postgres 1-row insert transactions, 16 clients", `${n(c.postgresInsertsPerSecond)}/s`],
     ]),
   );
+  lines.push(
+    "\nThe design's bound here: its HTTP exchanges and broker messages alone, at these ceilings (bound.ts)",
+  );
+  lines.push(
+    pad(
+      r.bounds.map((b) => [
+        b.name,
+        `≤ ${n(b.perSecond)}/s`,
+        `${b.ratioToHttp.toFixed(3)} × HTTP`,
+        `(${+b.unit.http.toFixed(2)} POSTs, ${+b.unit.messages.toFixed(2)} messages each)`,
+      ]),
+    ),
+  );
   for (const p of r.profiles) lines.push(...profileLines(p));
   return lines.join("\n");
 }

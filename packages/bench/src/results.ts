@@ -1,4 +1,5 @@
 import { cpus, totalmem } from "node:os";
+import type { Bound } from "./bound.ts";
 import type { Ceilings } from "./ceilings.ts";
 import type { HopBreakdown } from "./hops.ts";
 import type { MemoryReport } from "./memory.ts";
@@ -26,6 +27,8 @@ export type BenchResults = {
   };
   machine: { cpus: number; cpuModel: string; memoryMb: number; node: string };
   ceilings: Ceilings;
+  /** The most each throughput could reach in this design at these ceilings (bound.ts). */
+  bounds: Bound[];
   profiles: ProfileResults[];
 };
 
