@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { relay } from "./lib/relay.mjs";
 import {
   DEFAULT_AMQP_URL,
   DEFAULT_DATABASE_URL,
@@ -94,24 +94,6 @@ if (run(process.execPath, ["--import", "tsx", "packages/db/src/migrateCli.ts"], 
   process.exit(1);
 
 const colors = { "api-gateway": 35, dispatcher: 33, sender: 32 };
-const levels = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
-
-/** pino JSON → one readable line: `time level message key=value…`. */
-function pretty(line) {
-  let entry;
-  try {
-    entry = JSON.parse(line);
-  } catch {
-    return line;
-  }
-  const { time, level, msg, service: _s, pid: _p, hostname: _h, ...rest } = entry;
-  const fields = Object.entries(rest)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-    .join(" ");
-  const clock = typeof time === "string" ? time.slice(11, 23) : "";
-  return `${clock} ${(levels[level] ?? level).padEnd(5)} ${msg ?? ""}${fields ? ` ${fields}` : ""}`;
-}
-
 const children = [];
 function startService(service, label, extraEnv = {}) {
   const child = spawn(
@@ -127,9 +109,7 @@ function startService(service, label, extraEnv = {}) {
     },
   );
   const tag = `\x1b[${colors[service] ?? 37}m[${label}]\x1b[0m`;
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on("line", (line) => console.log(`${tag} ${pretty(line)}`));
-  }
+  for (const stream of [child.stdout, child.stderr]) relay(stream, tag, process.stdout);
   child.on("exit", (code, signal) => {
     if (!stopping) {
       say(`${label} exited (${signal ?? code}); stopping the others.`);
