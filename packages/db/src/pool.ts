@@ -19,6 +19,17 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
   return pool;
 }
 
+/**
+ * A statement of a hot path, prepared once per connection under `name` and run from its plan
+ * thereafter. PostgreSQL otherwise plans each run anew, and the lifecycle's large CTEs take about
+ * a millisecond to plan (measured idle: the release gate's 1.3 ms a run unnamed, 0.37 ms named).
+ * Only for statements whose result columns are listed, not a table's `*`: a migration that adds
+ * a column must not change a prepared statement's result type. Names are unique per text.
+ */
+export function prepared(name: string, text: string): (values: unknown[]) => pg.QueryConfig {
+  return (values) => ({ name, text, values });
+}
+
 /** Runs `fn` in a transaction on one pooled connection. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

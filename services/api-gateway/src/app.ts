@@ -52,7 +52,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     logger,
     onConnected: () => void outbox?.kick(),
   });
-  outbox = new Outbox(prisma, broker, logger, {
+  outbox = new Outbox(prisma, pool, broker, logger, {
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
   });

@@ -1,4 +1,4 @@
-import type { Pool } from "@herald/db";
+import { type Pool, prepared } from "@herald/db";
 import { insertOutboxRows } from "./outbox.ts";
 
 /**
@@ -22,7 +22,9 @@ export type EventRecord = {
 
 type Pending = { record: EventRecord; resolve: (outboxId: bigint) => void; reject: (err: unknown) => void };
 
-const INSERT = `
+const INSERT = prepared(
+  "accept-events",
+  `
   WITH x AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
                          $8::text[], $9::text[], $10::text[], $11::text[])
@@ -32,7 +34,8 @@ const INSERT = `
     SELECT id, account_id, app_id, type, data::jsonb, trace_context, created_at FROM x
     WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = x.app_id AND apps.deleted_at IS NULL)
     RETURNING id)
-  ${insertOutboxRows("x JOIN e ON e.id = x.id")}`;
+  ${insertOutboxRows("x JOIN e ON e.id = x.id")}`,
+);
 
 /** The event's app was deleted: nothing was stored. */
 export class AppDeletedError extends Error {}
@@ -84,19 +87,21 @@ export class EventWriter {
 
   private async insert(records: EventRecord[]): Promise<Map<string, bigint>> {
     const column = <T>(pick: (r: EventRecord) => T) => records.map(pick);
-    const { rows } = await this.pool.query<{ id: string; message_id: string }>(INSERT, [
-      column((r) => r.id),
-      column((r) => r.accountId),
-      column((r) => r.appId),
-      column((r) => r.type),
-      column((r) => r.data),
-      column((r) => r.traceContext),
-      column((r) => r.createdAt),
-      column((r) => r.message.name),
-      column((r) => r.message.messageId),
-      column((r) => r.message.payload),
-      column((r) => r.message.headers),
-    ]);
+    const { rows } = await this.pool.query<{ id: string; message_id: string }>(
+      INSERT([
+        column((r) => r.id),
+        column((r) => r.accountId),
+        column((r) => r.appId),
+        column((r) => r.type),
+        column((r) => r.data),
+        column((r) => r.traceContext),
+        column((r) => r.createdAt),
+        column((r) => r.message.name),
+        column((r) => r.message.messageId),
+        column((r) => r.message.payload),
+        column((r) => r.message.headers),
+      ]),
+    );
     return new Map(rows.map((r) => [r.message_id, BigInt(r.id)]));
   }
 }

@@ -1,8 +1,20 @@
 import { newId } from "../ids.ts";
-import type { Queryable } from "../pool.ts";
+import { prepared, type Queryable } from "../pool.ts";
 
 export type FanOutEvent = { id: string; account_id: string; app_id: string; type: string };
 export type FanOutEndpoint = { id: string; app_id: string; url: string; event_types: string[] };
+
+const EVENTS = prepared(
+  "fan-out-events",
+  `SELECT ev.id, ev.account_id, ev.app_id, ev.type FROM events ev JOIN apps ON apps.id = ev.app_id
+   WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL`,
+);
+const ENDPOINTS = prepared(
+  "fan-out-endpoints",
+  // Prisma keeps an empty list as NULL.
+  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types FROM endpoints
+   WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled`,
+);
 
 /**
  * The events of these ids that still have an app, and the endpoints their apps have that may
@@ -13,20 +25,35 @@ export async function eventsToFanOut(
   db: Queryable,
   eventIds: string[],
 ): Promise<{ events: FanOutEvent[]; endpoints: FanOutEndpoint[] }> {
-  const { rows: events } = await db.query<FanOutEvent>(
-    `SELECT ev.id, ev.account_id, ev.app_id, ev.type FROM events ev JOIN apps ON apps.id = ev.app_id
-     WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL`,
-    [eventIds],
-  );
+  const { rows: events } = await db.query<FanOutEvent>(EVENTS([eventIds]));
   if (!events.length) return { events, endpoints: [] };
   const { rows: endpoints } = await db.query<FanOutEndpoint>(
-    // Prisma keeps an empty list as NULL.
-    `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types FROM endpoints
-     WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled`,
-    [[...new Set(events.map((e) => e.app_id))]],
+    ENDPOINTS([[...new Set(events.map((e) => e.app_id))]]),
   );
   return { events, endpoints };
 }
+
+const CREATE_DELIVERIES = prepared(
+  "create-deliveries",
+  `WITH x AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         AS x(delivery_id, attempt_id, account_id, app_id, event_id, endpoint_id, url)),
+     d AS (
+       INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
+       SELECT delivery_id, account_id, app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
+       ON CONFLICT (event_id, endpoint_id) DO NOTHING
+       RETURNING id, event_id, endpoint_id),
+     known AS (
+       SELECT id, event_id, endpoint_id FROM d
+       UNION ALL
+       SELECT id, event_id, endpoint_id FROM deliveries WHERE event_id = ANY($5::text[])),
+     a AS (
+       INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
+       SELECT x.attempt_id, x.account_id, x.app_id, known.id, x.event_id, x.endpoint_id, 1, 'pending', x.url, now(), now()
+       FROM x JOIN known ON known.event_id = x.event_id AND known.endpoint_id = x.endpoint_id
+       ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+     SELECT count(*)::int AS created FROM d`,
+);
 
 /**
  * One `pending` delivery per (event, endpoint), each with a pending first attempt; returns
@@ -46,25 +73,7 @@ export async function createDeliveries(
     a.event.id + a.endpoint.id < b.event.id + b.endpoint.id ? -1 : 1,
   );
   const { rows } = await db.query<{ created: number }>(
-    `WITH x AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-         AS x(delivery_id, attempt_id, account_id, app_id, event_id, endpoint_id, url)),
-     d AS (
-       INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
-       SELECT delivery_id, account_id, app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
-       ON CONFLICT (event_id, endpoint_id) DO NOTHING
-       RETURNING id, event_id, endpoint_id),
-     known AS (
-       SELECT id, event_id, endpoint_id FROM d
-       UNION ALL
-       SELECT id, event_id, endpoint_id FROM deliveries WHERE event_id = ANY($5::text[])),
-     a AS (
-       INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
-       SELECT x.attempt_id, x.account_id, x.app_id, known.id, x.event_id, x.endpoint_id, 1, 'pending', x.url, now(), now()
-       FROM x JOIN known ON known.event_id = x.event_id AND known.endpoint_id = x.endpoint_id
-       ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
-     SELECT count(*)::int AS created FROM d`,
-    [
+    CREATE_DELIVERIES([
       sorted.map(() => newId("delivery")),
       sorted.map(() => newId("attempt")),
       sorted.map((t) => t.event.account_id),
@@ -72,7 +81,7 @@ export async function createDeliveries(
       sorted.map((t) => t.event.id),
       sorted.map((t) => t.endpoint.id),
       sorted.map((t) => t.endpoint.url),
-    ],
+    ]),
   );
   return rows[0]?.created ?? 0;
 }

@@ -1,32 +1,9 @@
-import type { Pool } from "../pool.ts";
+import { type Pool, prepared } from "../pool.ts";
 import { type AttemptToSend, SEND_COLUMNS } from "./send.ts";
 
-/**
- * The release gate in one statement, for endpoints that only an in-flight limit can hold
- * back: no rate limit, no pause, no slow-down, neither deleted nor disabled. Nearly every
- * endpoint, nearly always: fan-out's path to the senders stays one round trip, and the flow's
- * lock is held for one statement, not across a transaction's turns of the event loop.
- *
- * `f` locks the flows in id order and, having waited, reads their latest `in_flight`; the
- * queue's head is read under the statement's snapshot, so an attempt another release took
- * meanwhile is skipped by the update's recheck (`sent_at IS NULL`): fewer go, never more.
- * Attempts are taken SKIP LOCKED: one another release took meanwhile may be having its result
- * recorded, by a statement that waits for this one's flow (locks.ts: flows last); waiting for
- * it would close a cycle. The flows are written with what was actually taken.
- *
- * Returns the attempts to publish and every endpoint it handled; the caller takes the others
- * through the full gate (release.ts).
- */
-type Row = Partial<AttemptToSend> & { handled: string; held: boolean; due_at: Date | null };
-
-export async function releaseFast(
-  pool: Pool,
-  endpointIds: string[],
-  due: string[],
-  maxInFlight: number,
-): Promise<{ send: AttemptToSend[]; handled: Set<string>; held: string[] }> {
-  const { rows } = await pool.query<Row>(
-    `WITH f AS MATERIALIZED (
+const RELEASE_FAST = prepared(
+  "release-fast",
+  `WITH f AS MATERIALIZED (
        SELECT f.endpoint_id, f.in_flight, LEAST(ep.max_in_flight, $3::int) AS cap
        FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
        WHERE f.endpoint_id = ANY($1::text[]) AND ep.rate_limit IS NULL AND ep.deleted_at IS NULL AND NOT ep.disabled
@@ -63,8 +40,33 @@ export async function releaseFast(
                 FROM s a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id) x
        ON x.endpoint_id = f.endpoint_id
      ORDER BY f.endpoint_id, x.due_at, x.id`,
-    [endpointIds, due, maxInFlight],
-  );
+);
+
+/**
+ * The release gate in one statement, for endpoints that only an in-flight limit can hold
+ * back: no rate limit, no pause, no slow-down, neither deleted nor disabled. Nearly every
+ * endpoint, nearly always: fan-out's path to the senders stays one round trip, and the flow's
+ * lock is held for one statement, not across a transaction's turns of the event loop.
+ *
+ * `f` locks the flows in id order and, having waited, reads their latest `in_flight`; the
+ * queue's head is read under the statement's snapshot, so an attempt another release took
+ * meanwhile is skipped by the update's recheck (`sent_at IS NULL`): fewer go, never more.
+ * Attempts are taken SKIP LOCKED: one another release took meanwhile may be having its result
+ * recorded, by a statement that waits for this one's flow (locks.ts: flows last); waiting for
+ * it would close a cycle. The flows are written with what was actually taken.
+ *
+ * Returns the attempts to publish and every endpoint it handled; the caller takes the others
+ * through the full gate (release.ts).
+ */
+type Row = Partial<AttemptToSend> & { handled: string; held: boolean; due_at: Date | null };
+
+export async function releaseFast(
+  pool: Pool,
+  endpointIds: string[],
+  due: string[],
+  maxInFlight: number,
+): Promise<{ send: AttemptToSend[]; handled: Set<string>; held: string[] }> {
+  const { rows } = await pool.query<Row>(RELEASE_FAST([endpointIds, due, maxInFlight]));
   const handled = new Set(rows.map((r) => r.handled));
   const held = [...new Set(rows.filter((r) => r.held).map((r) => r.handled))];
   const send = rows

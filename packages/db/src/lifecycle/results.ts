@@ -1,4 +1,4 @@
-import { inTransaction, type Pool, type Queryable } from "../pool.ts";
+import { inTransaction, type Pool, prepared, type Queryable } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
@@ -88,19 +88,9 @@ type SuccessRow = {
   event_created_at: Date;
 };
 
-/**
- * Successful attempts only: one statement for the attempts and their deliveries, then one for
- * the endpoints' flows (answered), in one transaction. `locked` takes the deliveries' locks in
- * id order before their attempts are touched; the endpoints whose clock stops are locked in id
- * order too (a clock started after the success is left running).
- */
-async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<RecordedBatch> {
-  return inTransaction(pool, (tx) => successesIn(tx, successes));
-}
-
-async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<RecordedBatch> {
-  const { rows } = await db.query<SuccessRow>(
-    `WITH r AS (
+const RECORD_SUCCESSES = prepared(
+  "record-successes",
+  `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
          AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
      locked AS MATERIALIZED (
@@ -122,7 +112,21 @@ async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<R
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
        FROM a WHERE d.id = a.delivery_id)
      SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
-    [
+);
+
+/**
+ * Successful attempts only: one statement for the attempts and their deliveries, then one for
+ * the endpoints' flows (answered), in one transaction. `locked` takes the deliveries' locks in
+ * id order before their attempts are touched; the endpoints whose clock stops are locked in id
+ * order too (a clock started after the success is left running).
+ */
+async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<RecordedBatch> {
+  return inTransaction(pool, (tx) => successesIn(tx, successes));
+}
+
+async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<RecordedBatch> {
+  const { rows } = await db.query<SuccessRow>(
+    RECORD_SUCCESSES([
       successes.map((r) => r.attemptId),
       successes.map((r) => r.deliveryId),
       successes.map((r) => r.responseStatus),
@@ -131,7 +135,7 @@ async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<R
       successes.map((r) => storableTextOrNull(r.traceId)),
       successes.map((r) => r.completedAt),
       successes.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
-    ],
+    ]),
   );
   const recorded: Recorded[] = rows.map((r) => ({
     attemptId: r.id,
@@ -148,6 +152,22 @@ async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<R
   }));
   return { recorded, ...(await answered(db, rows)) };
 }
+
+const ANSWERED = prepared(
+  "flows-answered",
+  `WITH old AS MATERIALIZED (
+       SELECT endpoint_id, pause_reason FROM endpoint_flows WHERE endpoint_id = ANY($1::text[])
+       ORDER BY endpoint_id FOR NO KEY UPDATE)
+     UPDATE endpoint_flows f SET in_flight = GREATEST(0, f.in_flight - d.n), failures = 0, probe_attempt_id = NULL,
+            pause_reason = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
+            paused_until = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
+            opens = CASE WHEN old.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
+            next_release_at = CASE WHEN old.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
+                                   THEN now() ELSE f.next_release_at END
+     FROM old JOIN unnest($1::text[], $2::int[]) AS d(endpoint_id, n) ON d.endpoint_id = old.endpoint_id
+     WHERE f.endpoint_id = old.endpoint_id
+     RETURNING f.endpoint_id, old.pause_reason IS NOT DISTINCT FROM 'not_responding' AS resumed, f.held_by`,
+);
 
 /**
  * The flows of endpoints that answered: their attempts no longer in flight, a run of
@@ -166,19 +186,7 @@ async function answered(
   for (const r of rows) counts.set(r.endpoint_id, (counts.get(r.endpoint_id) ?? 0) + 1);
   if (!counts.size) return { changes: [], release: [] };
   const { rows: flows } = await db.query<{ endpoint_id: string; resumed: boolean; held_by: string | null }>(
-    `WITH old AS MATERIALIZED (
-       SELECT endpoint_id, pause_reason FROM endpoint_flows WHERE endpoint_id = ANY($1::text[])
-       ORDER BY endpoint_id FOR NO KEY UPDATE)
-     UPDATE endpoint_flows f SET in_flight = GREATEST(0, f.in_flight - d.n), failures = 0, probe_attempt_id = NULL,
-            pause_reason = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
-            paused_until = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
-            opens = CASE WHEN old.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
-            next_release_at = CASE WHEN old.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
-                                   THEN now() ELSE f.next_release_at END
-     FROM old JOIN unnest($1::text[], $2::int[]) AS d(endpoint_id, n) ON d.endpoint_id = old.endpoint_id
-     WHERE f.endpoint_id = old.endpoint_id
-     RETURNING f.endpoint_id, old.pause_reason IS NOT DISTINCT FROM 'not_responding' AS resumed, f.held_by`,
-    [[...counts.keys()], [...counts.values()]],
+    ANSWERED([[...counts.keys()], [...counts.values()]]),
   );
   return {
     changes: flows
