@@ -122,6 +122,11 @@ describe("npm run bench -- --quick", () => {
       positive(hops.total.p50Ms, "request → webhook call, p50");
       // Span starts are whole milliseconds: a hop may read 1 ms over.
       for (const h of hops.hops) expect(h.p50Ms, h.name).toBeLessThanOrEqual(hops.total.p50Ms + 1);
+      // Both profiles sample the database at the first rate, and see the fan-out's statements.
+      for (const p of r.profiles) {
+        positive(p.dbWaits!.samples, `${p.profile}: database samples`);
+        expect(p.dbWaits!.busiest.map((b) => b.statement)).toContain("release gate (fan-out)");
+      }
       for (const name of ["api-gateway", "dispatcher", "sender"]) {
         const log = deployed.serviceOutput.find((o) => o.service === name)!;
         expect(log.log, "each profile logs to its own directory").toContain(join("logs", "deployed"));

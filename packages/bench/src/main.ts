@@ -15,6 +15,7 @@ import { createApps, deleteApps } from "./apps.ts";
 import { bounds } from "./bound.ts";
 import { type Ceilings, httpCeiling, postgresCeiling, rabbitmqCeiling } from "./ceilings.ts";
 import { cleanUp, onCleanUp } from "./cleanup.ts";
+import { type DbWaits, sampleDbWaits } from "./dbWaits.ts";
 import { type HopBreakdown, hopBreakdown } from "./hops.ts";
 import { forkLoadGenerator, type LoadGenerator } from "./loadProcess.ts";
 import { sampleMemory } from "./memory.ts";
@@ -156,11 +157,16 @@ async function runProfile(
   }
   const latency = [];
   let hops: HopBreakdown | null = null;
+  let dbWaits: DbWaits | null = null;
   for (const job of latencyJobs(apps, durations)) {
-    // The breakdown is taken at the lower rate: where an event's time goes when nothing queues.
-    const traced = profile?.sink && job.rate === LATENCY_RATES[0];
+    // The breakdowns are taken at the lower rate: where an event's time goes when nothing queues.
+    const first = job.rate === LATENCY_RATES[0];
+    const traced = profile?.sink && first;
     if (traced) profile.sink!.record(true);
-    latency.push(latencyFigures(job, await step(`latency at ${job.rate} events/s`, job)));
+    const sampler = first && profile ? await sampleDbWaits(databaseUrl) : null;
+    const result = await step(`latency at ${job.rate} events/s`, job);
+    if (sampler) dbWaits = await sampler.stop();
+    latency.push(latencyFigures(job, result));
     if (traced) {
       await sleep(TRACE_EXPORT_WAIT_MS);
       profile.sink!.record(false);
@@ -183,6 +189,7 @@ async function runProfile(
     latency,
     neighbour,
     hops,
+    dbWaits,
     memory: peaks,
     serviceOutput: system.output(),
   };

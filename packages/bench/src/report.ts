@@ -1,6 +1,7 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { escapeXml, histogramChart, lineChart } from "./charts.ts";
+import { dbWaitLines } from "./dbWaits.ts";
 import { hopLines } from "./hops.ts";
 import type { BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
@@ -95,6 +96,7 @@ function profileLines(p: ProfileResults): string[] {
     ]);
   lines.push(pad(lat));
   if (p.hops) lines.push(...hopLines(p.hops));
+  if (p.dbWaits) lines.push(...dbWaitLines(p.dbWaits));
   lines.push(...neighbourLines(p));
   const mem = targetOf(t, "peak resident memory per service");
   lines.push("\nPeak resident memory (VmHWM)");

@@ -1,6 +1,7 @@
 import { cpus, totalmem } from "node:os";
 import type { Bound } from "./bound.ts";
 import type { Ceilings } from "./ceilings.ts";
+import type { DbWaits } from "./dbWaits.ts";
 import type { HopBreakdown } from "./hops.ts";
 import type { MemoryReport } from "./memory.ts";
 import type { ProfileName } from "./profiles.ts";
@@ -41,6 +42,8 @@ export type ProfileResults = {
   neighbour: NeighbourFigures;
   /** Where an event's time goes, from its trace; only where traces are exported. */
   hops: HopBreakdown | null;
+  /** What the database's sessions waited on at the first latency rate; not for a system given by --url. */
+  dbWaits: DbWaits | null;
   memory: MemoryReport[];
   targets: TargetCheck[];
   serviceOutput: ServiceOutput[];
