@@ -145,8 +145,10 @@ async function runProfile(
   if (options.target) onCleanUp(() => deleteApps(system.gateway, apps));
   const memory = sampleMemory(system.processes);
 
-  const step = async (name: string, job: Job): Promise<JobResult> => {
+  /** Runs a job once the last one's backlog settled; `settled` runs in between (a sampler's start). */
+  const step = async (name: string, job: Job, settled?: () => Promise<void>): Promise<JobResult> => {
     await system.settle(durations.drainMs);
+    await settled?.();
     return Promise.race([load.run(job, progress(`${label}${name}`)), system.failed]);
   };
   await step("warming the system up", systemWarmUpJob(apps, durations));
@@ -163,9 +165,11 @@ async function runProfile(
     const first = job.rate === LATENCY_RATES[0];
     const traced = profile?.sink && first;
     if (traced) profile.sink!.record(true);
-    const sampler = first && profile ? await sampleDbWaits(databaseUrl) : null;
-    const result = await step(`latency at ${job.rate} events/s`, job);
-    if (sampler) dbWaits = await sampler.stop();
+    const sampling: { stop?: () => Promise<DbWaits> } = {};
+    const result = await step(`latency at ${job.rate} events/s`, job, async () => {
+      if (first && profile) sampling.stop = (await sampleDbWaits(databaseUrl)).stop;
+    });
+    if (sampling.stop) dbWaits = await sampling.stop();
     latency.push(latencyFigures(job, result));
     if (traced) {
       await sleep(TRACE_EXPORT_WAIT_MS);
