@@ -20,7 +20,7 @@ import { type HopBreakdown, hopBreakdown } from "./hops.ts";
 import { forkLoadGenerator, type LoadGenerator } from "./loadProcess.ts";
 import { sampleMemory } from "./memory.ts";
 import { parseOptions, USAGE } from "./options.ts";
-import { buildDirOf, type Profile, prepareProfile } from "./profiles.ts";
+import { type Profile, prepareProfile } from "./profiles.ts";
 import { progress, say } from "./progress.ts";
 import type { Job, JobResult } from "./protocol.ts";
 import { formatTable, writeReports } from "./report.ts";
@@ -86,7 +86,11 @@ async function main(): Promise<void> {
     const profile =
       name === "given"
         ? null
-        : await prepareProfile(name, { root, buildDir: buildDirOf(resultsDir), logLevel: options.logLevel });
+        : await prepareProfile(name, {
+            root,
+            buildDir: join(resultsDir, "build"),
+            logLevel: options.logLevel,
+          });
     profiles.push(await runProfile(load, ceilings, profile));
   }
   await cleanUp();

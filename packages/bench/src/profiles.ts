@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { onCleanUp } from "./cleanup.ts";
 import { type OtlpSink, startOtlpSink } from "./otlpSink.ts";
 import { fromBuild, fromSource, type Launch } from "./services.ts";
@@ -26,7 +25,7 @@ export type Profile = {
   sink: OtlpSink | null;
 };
 
-export const SERVICE_TARGETS = ["api-gateway", "dispatcher", "sender"];
+const SERVICE_TARGETS = ["api-gateway", "dispatcher", "sender"];
 
 /** `npm run build` of the three services into `outDir`, as the Dockerfile builds the images. */
 function buildServices(root: string, outDir: string): void {
@@ -70,5 +69,3 @@ export async function prepareProfile(
     sink,
   };
 }
-
-export const buildDirOf = (resultsDir: string) => join(resultsDir, "build");
