@@ -55,6 +55,7 @@ describe("a batch consumer", () => {
         maxSize: 100,
         maxWaitMs: 0,
         maxRunning: 1,
+        maxHoldMs: 60_000,
       },
       200,
     );
@@ -72,6 +73,35 @@ describe("a batch consumer", () => {
     await expect
       .poll(() => batches, { timeout: 2000 })
       .toEqual([["evt_1"], ["evt_2"], ["evt_3", "evt_4", "evt_5", "evt_6"]]);
+  });
+
+  it("holds a batch back no longer than maxHoldMs behind one that does not finish", async () => {
+    const b = await broker();
+    const batches: string[][] = [];
+    let release = () => {};
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    await b.consumeBatch(
+      "dispatcherEvents",
+      {
+        // The first batch hangs (a database that does not answer, a message retried alone).
+        handler: async (messages) => {
+          batches.push(messages.map((m) => m.body.event_id));
+          if (messages.some((m) => m.body.event_id === "evt_1")) await stuck;
+        },
+        maxSize: 100,
+        maxWaitMs: 0,
+        maxRunning: 1,
+        maxHoldMs: 200,
+      },
+      200,
+    );
+    await b.publish("event.created.v1", created(1));
+    await expect.poll(() => batches.length, { timeout: 2000 }).toBe(1);
+    const sent = Date.now();
+    await b.publish("event.created.v1", created(2));
+    await expect.poll(() => batches, { timeout: 5000 }).toEqual([["evt_1"], ["evt_2"]]);
+    expect(Date.now() - sent, "it waited for its hold first").toBeGreaterThanOrEqual(150);
+    release();
   });
 });
 

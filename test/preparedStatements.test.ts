@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { describe, expect, it } from "vitest";
+import { isTransientDbError } from "@herald/db/errors";
+import { createPool, inTransaction, prepared } from "@herald/db/pool";
+import type pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "./support/isolation.ts";
 
 /**
  * Named prepared statements (`prepared` in packages/db/src/pool.ts): a name is one text on every
@@ -45,6 +49,44 @@ describe("prepared statements", () => {
       expect(tail, `${s.name} in ${s.file}`).not.toMatch(
         /SELECT\s+(\w+\.)?\*\s+FROM\s+(events|attempts|deliveries|endpoints|endpoint_flows|outbox)\b|RETURNING\s+(\w+\.)?\*/,
       );
+    }
+  });
+});
+
+describe("a prepared statement whose result type a migration changed", () => {
+  const dropped: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const drop of dropped) await drop();
+  });
+
+  it("fails as worth retrying, once per connection, and runs again on a fresh connection", async () => {
+    const db = await createTestDatabase();
+    dropped.push(db.drop);
+    const pool = createPool(db.url, 1);
+    try {
+      const runs = {
+        "the pool's query": (q: pg.QueryConfig) => pool.query(q),
+        "a transaction": (q: pg.QueryConfig) => inTransaction(pool, (tx) => tx.query(q)),
+      };
+      for (const [way, run] of Object.entries(runs)) {
+        const table = `widths_${Object.keys(runs).indexOf(way)}`;
+        await pool.query(`CREATE TABLE ${table} (n int NOT NULL); INSERT INTO ${table} VALUES (1)`);
+        const read = prepared(`read-${table}`, `SELECT n FROM ${table}`);
+        expect((await run(read([]))).rows, way).toEqual([{ n: 1 }]);
+        // A migration widens the column while the connection holds the statement.
+        const migration = createPool(db.url, 1);
+        await migration.query(`ALTER TABLE ${table} ALTER COLUMN n TYPE bigint`);
+        await migration.end();
+        const err = await run(read([])).catch((e: unknown) => e);
+        expect((err as { code?: string }).code, way).toBe("0A000");
+        expect(isTransientDbError(err), `${way}: a consumer retries it rather than dead-lettering`).toBe(
+          true,
+        );
+        // The pool dropped that connection: the next run prepares the statement anew.
+        expect((await run(read([]))).rows, way).toEqual([{ n: "1" }]);
+      }
+    } finally {
+      await pool.end();
     }
   });
 });

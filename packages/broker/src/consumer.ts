@@ -31,15 +31,19 @@ export type HandlersFor<Q extends QueueRole> = {
 /**
  * Handles many messages of one kind at once: one round of SQL for a whole batch. A batch goes
  * when it is full, or `maxWaitMs` after its first message came if fewer than `maxRunning`
- * batches are being handled; otherwise it fills until one of them is done. So with no wait a
- * lone message goes at once, and under load batches grow by themselves to what the handler
- * keeps up with.
+ * batches are being handled; otherwise it fills until one of them is done, or until it has
+ * waited `maxHoldMs` more. So with no wait a lone message goes at once, under load batches
+ * grow by themselves to what the handler keeps up with, and batches that keep retrying (the
+ * database down, a message refused and retried alone) hold the next one back no longer than
+ * `maxHoldMs`: other accounts' messages in it are not theirs to wait on. Full batches go at
+ * once, so `maxRunning` shapes batches rather than caps them.
  */
 export type BatchSpec<K extends MessageName> = {
   handler: (messages: Received<K>[]) => Promise<void>;
   maxSize: number;
   maxWaitMs: number;
   maxRunning: number;
+  maxHoldMs: number;
 };
 
 /** Why a message went to `<prefix>.dead`, in its `x-herald-reason` header and the metric's label. */
@@ -93,8 +97,8 @@ export class Consumer {
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private pending: Held[] = [];
-  /** The pending batch's wait, while it runs. */
-  private timer: { cancel: () => void } | null = null;
+  /** The pending batch's wait; `holding` once it is due and waits for a running batch. */
+  private timer: { cancel: () => void; holding: boolean } | null = null;
   /** Batches being handled. */
   private running = 0;
 
@@ -198,19 +202,25 @@ export class Consumer {
       // An immediate, not a 0 ms timer: messages read from the same socket chunk go together.
       if (maxWaitMs > 0) {
         const t = setTimeout(() => this.due(), maxWaitMs);
-        this.timer = { cancel: () => clearTimeout(t) };
+        this.timer = { cancel: () => clearTimeout(t), holding: false };
       } else {
         const t = setImmediate(() => this.due());
-        this.timer = { cancel: () => clearImmediate(t) };
+        this.timer = { cancel: () => clearImmediate(t), holding: false };
       }
     }
   }
 
-  /** The batch's wait is over: it goes if there is room, else when a running one is done. */
+  /** The batch's wait is over: it goes if there is room, else when a running one is done or after `maxHoldMs`. */
   private due(): void {
     this.timer = null;
     const { handle } = this.options;
-    if (handle.kind === "batch" && this.running < handle.batch.maxRunning) this.flush();
+    if (handle.kind !== "batch") return;
+    if (this.running < handle.batch.maxRunning) {
+      this.flush();
+      return;
+    }
+    const t = setTimeout(() => this.flush(), handle.batch.maxHoldMs);
+    this.timer = { cancel: () => clearTimeout(t), holding: true };
   }
 
   private flush(): void {
@@ -226,7 +236,7 @@ export class Consumer {
       work.finally(() => {
         this.running--;
         // What filled meanwhile and is past its wait goes now.
-        if (this.pending.length && !this.timer && !this.stopped) this.flush();
+        if (this.pending.length && (!this.timer || this.timer.holding) && !this.stopped) this.flush();
       }),
     );
   }

@@ -27,6 +27,14 @@ describe("database errors worth retrying", () => {
     expect(isTransientDbError(pgError(code))).toBe(false);
   });
 
+  it("counts a prepared statement that no longer fits the database as transient, and other 0A000 not", () => {
+    const stale = Object.assign(new Error("cached plan must not change result type"), { code: "0A000" });
+    expect(isTransientDbError(stale)).toBe(true);
+    expect(isTransientDbError(pgError("26000")), "statement unknown to the connection").toBe(true);
+    expect(isTransientDbError(pgError("42P05")), "name taken on the connection").toBe(true);
+    expect(isTransientDbError(pgError("0A000")), "a feature not supported").toBe(false);
+  });
+
   it("counts a lost connection as transient, and a plain bug as not", () => {
     expect(isTransientDbError(Object.assign(new Error("connect"), { code: "ECONNREFUSED" }))).toBe(true);
     expect(isTransientDbError(new Error("Connection terminated unexpectedly"))).toBe(true);

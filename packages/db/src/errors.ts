@@ -20,8 +20,22 @@ const CONNECTION_MESSAGES = [
   /Client was closed and is not queryable/i,
 ];
 
+/**
+ * A connection's prepared statement that no longer fits the database: a migration changed a
+ * result column's type under it (0A000 "cached plan must not change result type"), or a pooler
+ * in between lost or shares statement names (26000, 42P05). Another connection prepares it
+ * anew, so the connection is dropped (`inTransaction`; the pool's own `query` drops a client on
+ * any error) and the work is worth doing again.
+ */
+export function isStalePreparedStatement(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code === "26000" || e?.code === "42P05") return true;
+  return e?.code === "0A000" && /cached plan must not change result type/.test(String(e.message));
+}
+
 export function isTransientDbError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
+  if (isStalePreparedStatement(err)) return true;
   if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code))
     return TRANSIENT_STATES.has(code) || TRANSIENT_CLASSES.has(code.slice(0, 2));
   if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, …

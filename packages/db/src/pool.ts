@@ -1,4 +1,5 @@
 import pg from "pg";
+import { isStalePreparedStatement } from "./errors.ts";
 
 /**
  * The one pool of database connections a process has, DATABASE_POOL_SIZE of them: the plain
@@ -33,6 +34,7 @@ export function prepared(name: string, text: string): (values: unknown[]) => pg.
 /** Runs `fn` in a transaction on one pooled connection. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let drop: Error | undefined;
   try {
     await client.query("BEGIN");
     const result = await fn(client);
@@ -40,8 +42,10 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
+    // Its prepared statements no longer fit the database: the pool opens a fresh connection.
+    if (isStalePreparedStatement(err)) drop = err as Error;
     throw err;
   } finally {
-    client.release();
+    client.release(drop);
   }
 }
