@@ -56,6 +56,14 @@ function checkProfile(p: ProfileResults, r: BenchResults): void {
     ratiosMatch(e.deliveriesPerSecond, e.ratios, r, `end-to-end ${e.name}`);
     positive(e.expected, `end-to-end ${e.name}: deliveries expected`);
     expect(e.lost, `end-to-end ${e.name}: deliveries lost`).toBe(0);
+    // What the events left on disk: every event at least its row, shared among its deliveries.
+    const disk = e.disk!;
+    expect(disk.events * e.endpoints, `end-to-end ${e.name}: events measured`).toBe(e.expected);
+    positive(disk.bytesPerEvent, `end-to-end ${e.name}: bytes per event`);
+    // Both rounded to the byte: apart by at most half a byte per endpoint.
+    expect(Math.abs(disk.bytesPerDelivery * e.endpoints - disk.bytesPerEvent)).toBeLessThanOrEqual(
+      e.endpoints,
+    );
   }
 
   expect(p.latency.map((l) => l.rate)).toEqual([200, 1000]);
@@ -120,6 +128,7 @@ describe("npm run bench -- --quick", () => {
       expect(hops.complete, "complete traces").toBeGreaterThan(0.9 * deployed.latency[0]!.count);
       expect(hops.hops.map((h) => h.name)).toHaveLength(8);
       positive(hops.total.p50Ms, "request → webhook call, p50");
+      positive(hops.bytesPerTrace, "OTLP bytes exported per trace");
       // Span starts are whole milliseconds: a hop may read 1 ms over.
       for (const h of hops.hops) expect(h.p50Ms, h.name).toBeLessThanOrEqual(hops.total.p50Ms + 1);
       // Both profiles sample the database at the first rate, and see the fan-out's statements.

@@ -1,4 +1,4 @@
-import type { SinkSpan } from "./otlpSink.ts";
+import type { Recorded, SinkSpan } from "./otlpSink.ts";
 import { round, summarize } from "./stats.ts";
 
 /**
@@ -15,6 +15,8 @@ export type HopBreakdown = {
   hops: Hop[];
   /** Request start → webhook call end, the sum of the hops. */
   total: Hop;
+  /** OTLP protobuf the services exported per trace: what tracing every event sends a collector. */
+  bytesPerTrace: number;
 };
 
 type Marks = {
@@ -57,7 +59,7 @@ function hop(name: string, values: number[]): Hop {
   return { name, p50Ms: round(s.p50, 2), p95Ms: round(s.p95, 2), p99Ms: round(s.p99, 2) };
 }
 
-export function hopBreakdown(spans: SinkSpan[]): HopBreakdown {
+export function hopBreakdown({ spans, bytes }: Recorded): HopBreakdown {
   const traces = new Map<string, SinkSpan[]>();
   for (const s of spans) {
     const list = traces.get(s.traceId);
@@ -78,6 +80,7 @@ export function hopBreakdown(spans: SinkSpan[]): HopBreakdown {
       "request start → webhook call end",
       marks.map((m) => m.call.endMs - m.request.startMs),
     ),
+    bytesPerTrace: traces.size ? Math.round(bytes / traces.size) : 0,
   };
 }
 
@@ -91,5 +94,6 @@ export function hopLines(h: HopBreakdown): string[] {
     `  ${"".padEnd(widest)}  ${["p50", "p95", "p99"].map((p) => p.padStart(9)).join("  ")}`,
     ...h.hops.map(row),
     row(h.total),
+    `  Traces exported: ${h.bytesPerTrace.toLocaleString("en-US")} bytes of OTLP protobuf per event (all its spans)`,
   ];
 }

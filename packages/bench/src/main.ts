@@ -16,6 +16,7 @@ import { bounds } from "./bound.ts";
 import { type Ceilings, httpCeiling, postgresCeiling, rabbitmqCeiling } from "./ceilings.ts";
 import { cleanUp, onCleanUp } from "./cleanup.ts";
 import { type DbWaits, sampleDbWaits } from "./dbWaits.ts";
+import { diskUse, logBytes } from "./diskUse.ts";
 import { type HopBreakdown, hopBreakdown } from "./hops.ts";
 import { forkLoadGenerator, type LoadGenerator } from "./loadProcess.ts";
 import { sampleMemory } from "./memory.ts";
@@ -158,8 +159,21 @@ async function runProfile(
   await step("warming the system up", systemWarmUpJob(apps, durations));
   const endToEnd = [];
   for (const job of endToEndJobs(apps, durations)) {
-    const result = await step(`end-to-end, ${job.paths.length} endpoint(s)`, job);
-    endToEnd.push(endToEndFigures(job, result, ceilings));
+    // What the scenario leaves on disk: only in a database the benchmark made.
+    let before = 0;
+    const result = await step(`end-to-end, ${job.paths.length} endpoint(s)`, job, async () => {
+      if (!options.target) before = await logBytes(databaseUrl);
+    });
+    const endpoints = job.paths.length;
+    const disk = options.target
+      ? null
+      : diskUse(
+          before,
+          await logBytes(databaseUrl),
+          (result.deliveries?.expected ?? 0) / endpoints,
+          endpoints,
+        );
+    endToEnd.push({ ...endToEndFigures(job, result, ceilings), disk });
   }
   const latency = [];
   let hops: HopBreakdown | null = null;

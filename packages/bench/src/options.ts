@@ -18,7 +18,7 @@ export type Options = {
 
 export const USAGE = `npm run bench -- [options]
 
-  --quick               short windows (1 s warm-up, 3 s measured): two minutes in all
+  --quick               short windows (1 s warm-up, 3 s measured): about a minute and a half
   --profile <name>      lean (sources through tsx, warn logs, no traces) or deployed
                         (the built bundles on plain node, info logs, every trace exported);
                         repeatable; both by default

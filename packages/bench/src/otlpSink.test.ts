@@ -33,7 +33,8 @@ describe("the benchmark's OTLP sink", () => {
     parent.end();
     await provider.forceFlush();
     await provider.shutdown();
-    const spans = sink.take();
+    const { spans, bytes } = sink.take();
+    expect(bytes, "the exports' size").toBeGreaterThan(0);
     expect(spans.map((s) => s.name).sort()).toEqual(["POST /v3/events", "publish event.created.v1"]);
     const p = spans.find((s) => s.name === "POST /v3/events")!;
     const c = spans.find((s) => s.name !== p.name)!;
@@ -44,17 +45,20 @@ describe("the benchmark's OTLP sink", () => {
     expect(c.parentSpanId).toBe(p.spanId);
     expect(p.startMs).toBeGreaterThanOrEqual(before - 1);
     expect(p.endMs).toBeGreaterThanOrEqual(p.startMs);
-    expect(sink.take(), "take clears").toEqual([]);
+    expect(sink.take(), "take clears").toEqual({ spans: [], bytes: 0 });
   });
 
-  it("counts exports but keeps nothing while not recording", async () => {
+  it("keeps nothing exported while not recording", async () => {
     sink = await startOtlpSink();
     const provider = exporterTo(sink.url, "sender");
-    provider.getTracer("test").startSpan("POST").end();
+    const tracer = provider.getTracer("test");
+    tracer.startSpan("before").end();
+    await provider.forceFlush();
+    sink.record(true);
+    tracer.startSpan("while recording").end();
     await provider.forceFlush();
     await provider.shutdown();
-    expect(sink.exports().requests).toBeGreaterThan(0);
-    expect(sink.take()).toEqual([]);
+    expect(sink.take().spans.map((s) => s.name)).toEqual(["while recording"]);
   });
 });
 
@@ -79,8 +83,9 @@ describe("hopBreakdown", () => {
       span("sender", "POST", 1014, 1016.5),
       span("api-gateway", "POST /v3/events", 2000, 2004, "t2"),
     ];
-    const h = hopBreakdown(spans);
+    const h = hopBreakdown({ spans, bytes: 3000 });
     expect(h.traces).toBe(2);
+    expect(h.bytesPerTrace).toBe(1500);
     expect(h.complete).toBe(1);
     expect(h.hops.map((x) => x.p50Ms)).toEqual([3, 2, 1, 4, 1, 2, 1, 2.5]);
     expect(h.total.p50Ms).toBe(16.5);

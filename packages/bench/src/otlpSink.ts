@@ -19,13 +19,14 @@ export type SinkSpan = {
   endMs: number;
 };
 
+/** What the services exported while the sink recorded. */
+export type Recorded = { spans: SinkSpan[]; bytes: number };
+
 export type OtlpSink = {
   url: string;
-  /** Spans exported since the sink started, decoded or not. */
-  exports: () => { requests: number; bytes: number };
   record: (on: boolean) => void;
-  /** The spans decoded while recording; clears them. */
-  take: () => SinkSpan[];
+  /** The spans decoded while recording, and the bytes of the exports they came in; clears both. */
+  take: () => Recorded;
   close: () => Promise<void>;
 };
 
@@ -82,19 +83,16 @@ export function decodeTraces(body: Uint8Array): SinkSpan[] {
 
 export async function startOtlpSink(): Promise<OtlpSink> {
   let recording = false;
-  let kept: SinkSpan[] = [];
-  let requests = 0;
-  let bytes = 0;
+  let kept: Recorded = { spans: [], bytes: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
-      requests++;
-      bytes += body.length;
       if (recording && req.url === "/v1/traces") {
+        kept.bytes += body.length;
         try {
-          kept.push(...decodeTraces(body));
+          kept.spans.push(...decodeTraces(body));
         } catch {
           // A body it cannot read is not the benchmark's failure; those spans are missing from the breakdown.
         }
@@ -107,14 +105,13 @@ export async function startOtlpSink(): Promise<OtlpSink> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    exports: () => ({ requests, bytes }),
     record(on) {
       recording = on;
     },
     take() {
-      const spans = kept;
-      kept = [];
-      return spans;
+      const recorded = kept;
+      kept = { spans: [], bytes: 0 };
+      return recorded;
     },
     close: () =>
       new Promise((resolve) => {

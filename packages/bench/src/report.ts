@@ -85,6 +85,20 @@ function profileLines(p: ProfileResults): string[] {
     ]);
   }
   lines.push(pad(rows));
+  const disks = p.endToEnd.filter((e) => e.disk);
+  if (disks.length) {
+    lines.push("\nOn disk: the delivery log's growth (events, deliveries, attempts; tables, indexes, TOAST)");
+    lines.push(
+      pad(
+        disks.map((e) => [
+          `end-to-end, ${e.name}`,
+          `${n(e.disk!.bytesPerEvent)} bytes per event`,
+          `${n(e.disk!.bytesPerDelivery)} per delivery`,
+          `(${(e.disk!.bytes / 1048576).toFixed(1)} MiB for ${n(e.disk!.events)} events)`,
+        ]),
+      ),
+    );
+  }
   lines.push("\nLatency, 201 → arrival at the receiver (1 endpoint, open loop)");
   const lat = [["rate", "accepted", "p50", "p95", "p99", "max", "n", "lost", "target", "", "p50 target", ""]];
   for (const l of p.latency)

@@ -2,6 +2,7 @@ import { cpus, totalmem } from "node:os";
 import type { Bound } from "./bound.ts";
 import type { Ceilings } from "./ceilings.ts";
 import type { DbWaits } from "./dbWaits.ts";
+import type { DiskUse } from "./diskUse.ts";
 import type { HopBreakdown } from "./hops.ts";
 import type { MemoryReport } from "./memory.ts";
 import type { ProfileName } from "./profiles.ts";
@@ -83,6 +84,8 @@ export type EndToEndFigures = {
   measureSeconds: number;
   deliveriesPerSecond: number;
   ratios: Ratios;
+  /** What the scenario's events left in the delivery log's tables; null for a system given by `--url`. */
+  disk: DiskUse | null;
 } & Delivered;
 
 export type LatencyFigures = {
@@ -175,7 +178,11 @@ export function ingestFigures(job: IngestJob, r: JobResult, c: Ceilings): Ingest
   };
 }
 
-export function endToEndFigures(job: ClosedLoopJob, r: JobResult, c: Ceilings): EndToEndFigures {
+export function endToEndFigures(
+  job: ClosedLoopJob,
+  r: JobResult,
+  c: Ceilings,
+): Omit<EndToEndFigures, "disk"> {
   const deliveriesPerSecond = perSecond(r.deliveries?.arrivedInWindow ?? 0, job.measureMs);
   return {
     name: `${job.paths.length} endpoint${job.paths.length === 1 ? "" : "s"}`,
