@@ -237,4 +237,24 @@ describe("the portal journey", () => {
     await page.getByText("http_error").first().waitFor();
     await view("portal-attempt");
   });
+
+  it("shows an erased payload as erased, on the attempt and on the event", async () => {
+    const erased = await sys.request("DELETE", `/v3/events/${failedEvent}/data`);
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    await page.reload();
+    const request = region("Request");
+    await request.getByText("Payload erased.").waitFor();
+    expect(await request.getByRole("figure", { name: "Request body" }).count()).toBe(0);
+    await nav("Events").click();
+    await page
+      .getByRole("row")
+      .filter({ hasText: failedEvent })
+      .getByRole("link", { name: "order.created" })
+      .click();
+    const payload = region("Payload");
+    await payload.getByText(/Payload erased/).waitFor();
+    expect(await payload.getByRole("figure", { name: "Event payload" }).count()).toBe(0);
+    expect(await page.getByText("ord_2").count()).toBe(0);
+    await view("portal-event-erased");
+  });
 });

@@ -157,7 +157,7 @@ describe("recording a batch of results", () => {
     const batches = [0, 50, 100].map((i) => shuffled.slice(i, i + 50).map((d, j) => result(d, j % 3 !== 0)));
     const outcomes = await Promise.allSettled([
       ...batches.map((b) => recordResults(pool, b, policy)),
-      dropDeliveries(pool, ep),
+      dropDeliveries(pool, { endpointId: ep }),
     ]);
     expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
     const { rows } = await pool.query<{ status: string; n: number }>(

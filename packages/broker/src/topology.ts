@@ -28,7 +28,7 @@ const DELIVERY_LIMIT = 20;
  */
 export const queueMessages = {
   dispatcherEvents: ["event.created.v1"],
-  dispatcherControl: ["endpoint.deleted.v1", "replay.requested.v1", "app.deleted.v1"],
+  dispatcherControl: ["endpoint.deleted.v1", "event.erased.v1", "replay.requested.v1", "app.deleted.v1"],
   dispatcherResults: ["attempt.completed.v1"],
   dispatcherRetries: ["retry.due.v1"],
   senderAttempts: ["attempt.requested.v1"],

@@ -21,6 +21,7 @@ const examples: { [K in MessageName]: MessageTypes[K] } = {
     created_at: "2026-11-23T10:00:00.000Z",
   },
   "endpoint.deleted.v1": { endpoint_id: "ep_1", account_id: "acct_1", deleted_at: "2026-11-23T10:00:00Z" },
+  "event.erased.v1": { event_id: "evt_1", account_id: "acct_1", erased_at: "2026-11-23T10:00:00Z" },
   "app.deleted.v1": { app_id: "app_1", account_id: "acct_1", deleted_at: "2026-11-23T10:00:00Z" },
   "replay.requested.v1": {
     replay_id: "rpl_1",

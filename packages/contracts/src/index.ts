@@ -35,6 +35,16 @@ export type EndpointDeletedV1 = {
 };
 
 /**
+ * The event's payload was erased (`DELETE /v3/events/{id}/data`): the dispatcher drops its
+ * pending and retrying deliveries, so nothing more is sent with it.
+ */
+export type EventErasedV1 = {
+  event_id: string;
+  account_id: string;
+  erased_at: string;
+};
+
+/**
  * The app was deleted: it is gone from every read at once, and the dispatcher removes its
  * endpoints, events, deliveries and attempts in bounded batches.
  */
@@ -133,6 +143,7 @@ export type RetryDueV1 = {
 export type MessageTypes = {
   "event.created.v1": EventCreatedV1;
   "endpoint.deleted.v1": EndpointDeletedV1;
+  "event.erased.v1": EventErasedV1;
   "app.deleted.v1": AppDeletedV1;
   "replay.requested.v1": ReplayRequestedV1;
   "attempt.requested.v1": AttemptRequestedV1;
@@ -163,6 +174,11 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
     type: "object",
     required: ["endpoint_id", "account_id", "deleted_at"],
     properties: { endpoint_id: { type: "string" }, account_id: { type: "string" }, deleted_at: isoTime },
+  },
+  "event.erased.v1": {
+    type: "object",
+    required: ["event_id", "account_id", "erased_at"],
+    properties: { event_id: { type: "string" }, account_id: { type: "string" }, erased_at: isoTime },
   },
   "app.deleted.v1": {
     type: "object",

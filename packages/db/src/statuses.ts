@@ -8,7 +8,8 @@
  * - `succeeded`: an attempt got a 2xx. Final;
  * - `retrying`: the last attempt failed; the next is due at `next_attempt_at`;
  * - `failed`: the schedule ran out, or the endpoint was disabled. A replay can retry it;
- * - `dropped`: the endpoint was deleted while the delivery was pending or retrying.
+ * - `dropped`: the endpoint was deleted, or the event's payload erased, while the delivery was
+ *   pending or retrying.
  */
 export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

@@ -76,13 +76,16 @@ export type HeraldEvent = {
   app: string;
   type: string;
   data: unknown;
+  /** When the payload was erased; `data` is then `{}`. */
+  data_erased_at: string | null;
   created_at: string;
   deliveries: Delivery[];
   /** More deliveries than shown, listed by GET /v3/events/{id}/deliveries. */
   deliveries_has_more: boolean;
 };
 
-export type AttemptRequest = { headers: Record<string, string> | null; body: string };
+/** `body` is null once the event's payload was erased. */
+export type AttemptRequest = { headers: Record<string, string> | null; body: string | null };
 
 export type Attempt = {
   id: string;

@@ -8,6 +8,7 @@ import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpoin
 import { endpointSecretRoutes, endpointSecretSchemas } from "./resources/endpointSecret.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
 import { eventDeliveryRoutes } from "./resources/eventDeliveries.ts";
+import { eventErasureRoutes } from "./resources/eventErasure.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { jsonSchemaRoutes, jsonSchemaSchemas } from "./resources/jsonSchema.ts";
@@ -28,6 +29,7 @@ export const routes: RouteSpec[] = [
   ...statsRoutes,
   ...endpointHealthRoutes,
   ...eventRoutes,
+  ...eventErasureRoutes,
   ...eventDeliveryRoutes,
   ...attemptRoutes,
   ...apiKeyRoutes,

@@ -7,7 +7,9 @@ import type { DispatcherConfig } from "./config.ts";
 import { deleteApp } from "./deleteApp.ts";
 import type { DispatcherDeps } from "./deps.ts";
 import { dropEndpoint } from "./dropEndpoint.ts";
+import { eraseEvent } from "./eraseEvent.ts";
 import { fanOut } from "./fanOut.ts";
+import { startMaintenance } from "./maintenance.ts";
 import { dispatcherMetrics } from "./metrics.ts";
 import { recordResults } from "./recordResults.ts";
 import { startReleasing } from "./releaseAttempts.ts";
@@ -29,7 +31,7 @@ export type Dispatcher = {
  * of the flow: fanOut (events to deliveries) → releaseAttempts (through each endpoint's
  * limits to the senders; the rest wait for the gate's poll) → recordResults (their outcomes,
  * and retries to the delay queues) → sendDue (retries that came due), beside dropEndpoint,
- * deleteApp and runReplay, and the sweeper.
+ * eraseEvent, deleteApp and runReplay, the sweeper and the maintenance (retention).
  */
 export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
   const db = createPool(config.databaseUrl, config.databasePoolSize);
@@ -43,6 +45,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
   const deps: DispatcherDeps = { db, broker, config, logger, metrics: dispatcherMetrics(registry, broker) };
   let stopSweeper: (() => Promise<void>) | null = null;
   let stopReleasing: (() => Promise<void>) | null = null;
+  let stopMaintenance: (() => Promise<void>) | null = null;
   let health: Server | null = null;
   // Ready once every queue is consumed, not at the broker's connection: a pod is sent no
   // traffic, and its SIGTERM cannot cut a start short, before then.
@@ -67,7 +70,13 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       );
       await broker.start(5000);
       // Two batches handled at once, as many as the prefetch holds by default.
-      const batch = { maxSize: config.batchSize, maxWaitMs: config.batchWaitMs, maxRunning: 2 };
+      // A batch due while both retry (a database outage) goes after 100 ms beside them.
+      const batch = {
+        maxSize: config.batchSize,
+        maxWaitMs: config.batchWaitMs,
+        maxRunning: 2,
+        maxHoldMs: 100,
+      };
       await broker.consumeBatch(
         "dispatcherEvents",
         { handler: (m) => fanOut(deps, m), ...batch },
@@ -87,6 +96,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         "dispatcherControl",
         {
           "endpoint.deleted.v1": (m) => dropEndpoint(deps, m.body),
+          "event.erased.v1": (m) => eraseEvent(deps, m.body),
           "app.deleted.v1": (m) => deleteApp(deps, m.body),
           "replay.requested.v1": (m) => runReplay(deps, m.body),
         },
@@ -95,6 +105,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       );
       stopSweeper = startSweeper(deps);
       stopReleasing = startReleasing(deps);
+      stopMaintenance = startMaintenance(deps);
       consuming = true;
     },
     async stop() {
@@ -102,6 +113,7 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
       await broker.stopConsuming();
       await stopSweeper?.();
       await stopReleasing?.();
+      await stopMaintenance?.();
       await broker.close();
       await db.end();
       if (health) await closeServer(health);

@@ -1,4 +1,4 @@
-import type { FlowSettings } from "@herald/db/lifecycle";
+import { type FlowSettings, RETENTION_MAX_SECONDS } from "@herald/db/lifecycle";
 import { ConfigReader, type Env } from "@herald/runtime";
 import { DEFAULT_SCHEDULE, parseSchedule } from "./retryPolicy.ts";
 
@@ -22,6 +22,10 @@ export type DispatcherConfig = {
   flow: FlowSettings;
   /** How often the release gate looks for endpoints whose waiting attempts may go. */
   releaseIntervalMs: number;
+  /** How long an account's events are kept, unless the account has a retention of its own. */
+  retentionMs: number;
+  /** How often one dispatcher removes what retention and housekeeping let go. */
+  maintenanceIntervalMs: number;
   healthPort: number;
   healthHost: string;
 };
@@ -69,6 +73,8 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
       slowDownMs: r.duration("ENDPOINT_SLOW_DOWN", 60_000),
     },
     releaseIntervalMs: r.duration("RELEASE_INTERVAL", 100),
+    retentionMs: r.duration("RETENTION", 30 * 86_400_000),
+    maintenanceIntervalMs: r.duration("MAINTENANCE_INTERVAL", 60_000),
     ...r.health(8081),
   };
   // Each attempt request carries this ATTEMPT_TIMEOUT, and senders apply it (or a shorter one
@@ -81,6 +87,11 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     config.flow.probeAfterMaxMs >= config.flow.probeAfterMs,
     "ENDPOINT_PROBE_AFTER_MAX must be at least ENDPOINT_PROBE_AFTER",
   );
+  r.check(
+    config.retentionMs >= 1000 && config.retentionMs <= RETENTION_MAX_SECONDS * 1000,
+    "RETENTION must be from 1s to 3660d (ten years)",
+  );
+  r.check(config.maintenanceIntervalMs >= 100, "MAINTENANCE_INTERVAL must be at least 100ms");
   r.logLevel();
   r.done();
   return config;

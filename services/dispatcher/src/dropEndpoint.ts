@@ -10,7 +10,7 @@ import type { DispatcherDeps } from "./deps.ts";
  * Redelivery is harmless: a second run finds nothing left open.
  */
 export async function dropEndpoint(deps: DispatcherDeps, message: EndpointDeletedV1): Promise<void> {
-  const dropped = await dropDeliveries(deps.db, message.endpoint_id);
+  const dropped = await dropDeliveries(deps.db, { endpointId: message.endpoint_id });
   if (!dropped) return;
   deps.metrics.deliveries.inc({ status: "dropped" }, dropped);
   deps.logger.info(

@@ -1,5 +1,5 @@
 import type { Received } from "@herald/broker";
-import { createDeliveries, eventsToFanOut } from "@herald/db/lifecycle";
+import { createDeliveries, eventsToFanOut, markFannedOut } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { matchEndpoints } from "./matchEndpoints.ts";
@@ -26,11 +26,16 @@ export async function fanOut(deps: DispatcherDeps, messages: Received<"event.cre
       ?.setAttributes({ "herald.event_id": m.body.event_id, "herald.app_id": m.body.app_id });
   const { events, endpoints } = await eventsToFanOut(deps.db, [...contexts.keys()]);
   const targets = matchEndpoints(events, endpoints, onlyTo);
+  // Endpoints per event, counted once: an app with thousands of endpoints costs a pass, not a square.
+  const counts = new Map<string, number>();
+  for (const t of targets) counts.set(t.event.id, (counts.get(t.event.id) ?? 0) + 1);
+  const untargeted = events.filter((e) => !counts.has(e.id)).map((e) => e.id);
+  if (untargeted.length) await markFannedOut(deps.db, untargeted);
   if (!targets.length) return;
   const created = await createDeliveries(deps.db, targets);
   if (created) deps.metrics.deliveries.inc({ status: "pending" }, created);
   for (const event of events) {
-    const count = targets.filter((t) => t.event.id === event.id).length;
+    const count = counts.get(event.id);
     if (count)
       context.with(contexts.get(event.id)!, () =>
         deps.logger.info({ event: event.id, app: event.app_id, endpoints: count }, "event fanned out"),

@@ -24,6 +24,11 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
       labelNames: ["status"],
       registers: [registry],
     }),
+    expired: new Counter({
+      name: "herald_events_expired_total",
+      help: "Events removed with their deliveries and attempts once older than their retention",
+      registers: [registry],
+    }),
     retriesScheduled: new Counter({
       name: "herald_retries_scheduled_total",
       help: "Retries scheduled after a failed attempt",

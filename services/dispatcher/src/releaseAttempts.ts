@@ -3,6 +3,7 @@ import type { Context } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { countEnded } from "./metrics.ts";
 import { PublishFailed, publishAttempts } from "./publishAttempts.ts";
+import { repeat } from "./repeat.ts";
 
 /**
  * Stage 2: hands waiting attempts to the senders through the release gate (the lifecycle's
@@ -45,20 +46,15 @@ const POLL_BATCH = 200;
  */
 export function startReleasing(deps: DispatcherDeps): () => Promise<void> {
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const pass = async () => {
+  const stop = repeat(deps.config.releaseIntervalMs, async () => {
     try {
       while (!stopped && (await releaseAttempts(deps, { poll: POLL_BATCH })) === POLL_BATCH);
     } catch (err) {
       deps.logger.warn({ err: (err as Error).message }, "release poll failed; will retry");
     }
-    if (!stopped) timer = setTimeout(() => (running = pass()), deps.config.releaseIntervalMs);
-  };
-  timer = setTimeout(() => (running = pass()), deps.config.releaseIntervalMs);
-  return async () => {
+  });
+  return () => {
     stopped = true;
-    clearTimeout(timer);
-    await running;
+    return stop();
   };
 }

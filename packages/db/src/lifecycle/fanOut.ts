@@ -7,7 +7,7 @@ export type FanOutEndpoint = { id: string; app_id: string; url: string; event_ty
 const EVENTS = prepared(
   "fan-out-events",
   `SELECT ev.id, ev.account_id, ev.app_id, ev.type FROM events ev JOIN apps ON apps.id = ev.app_id
-   WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL`,
+   WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL AND ev.data_erased_at IS NULL`,
 );
 const ENDPOINTS = prepared(
   "fan-out-endpoints",
@@ -17,8 +17,8 @@ const ENDPOINTS = prepared(
 );
 
 /**
- * The events of these ids that still have an app, and the endpoints their apps have that may
- * receive them: neither deleted nor disabled. Which endpoint receives which event is the
+ * The events of these ids that still have an app and their payload, and the endpoints their
+ * apps have that may receive them: neither deleted nor disabled. Which endpoint receives which event is the
  * dispatcher's policy (its `fanOut` stage).
  */
 export async function eventsToFanOut(
@@ -33,6 +33,16 @@ export async function eventsToFanOut(
   return { events, endpoints };
 }
 
+/**
+ * Events fan-out found no endpoint for: marked, so retention knows they are done with (an event
+ * with deliveries shows it by them). Rare: an app with no endpoint for a type.
+ */
+export async function markFannedOut(db: Queryable, eventIds: string[]): Promise<void> {
+  await db.query("UPDATE events SET fanned_out_at = now() WHERE id = ANY($1) AND fanned_out_at IS NULL", [
+    eventIds,
+  ]);
+}
+
 const CREATE_DELIVERIES = prepared(
   "create-deliveries",
   `WITH x AS (
@@ -40,7 +50,9 @@ const CREATE_DELIVERIES = prepared(
          AS x(delivery_id, attempt_id, account_id, app_id, event_id, endpoint_id, url)),
      d AS (
        INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
-       SELECT delivery_id, account_id, app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
+       SELECT delivery_id, x.account_id, x.app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
+       -- An erasure committed since the event was read: nothing for it.
+       WHERE NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = x.event_id AND ev.data_erased_at IS NOT NULL)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING id, event_id, endpoint_id),
      known AS (

@@ -8,9 +8,16 @@
  * only writer of deliveries and attempts.
  */
 
-export { dropDeliveries } from "./drop.ts";
+export { type DropScope, dropDeliveries } from "./drop.ts";
 export { checkDue } from "./due.ts";
-export { createDeliveries, eventsToFanOut, type FanOutEndpoint, type FanOutEvent } from "./fanOut.ts";
+export { expireEvents, RETENTION_MAX_SECONDS, removeExpired } from "./expire.ts";
+export {
+  createDeliveries,
+  eventsToFanOut,
+  type FanOutEndpoint,
+  type FanOutEvent,
+  markFannedOut,
+} from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export { type PurgeProgress, purgeApp } from "./purge.ts";
 export {

@@ -2,7 +2,10 @@ import { newId } from "../ids.ts";
 import { inTransaction, type Pool, type Queryable } from "../pool.ts";
 import { lockDeliveries } from "./locks.ts";
 
-/** Which of an endpoint's `failed` deliveries a replay takes (replay.requested.v1). */
+/**
+ * Which of an endpoint's `failed` deliveries a replay takes (replay.requested.v1): never those
+ * of an event whose payload was erased.
+ */
 export type ReplaySpec = {
   replayId: string;
   endpointId: string;
@@ -35,6 +38,7 @@ export async function claimReplay(
          AND COALESCE(last_attempt_at, updated_at) <= $2
          AND ($3::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= $3::timestamptz)
          AND ($4::text IS NULL OR event_id = $4::text)
+         AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = event_id AND ev.data_erased_at IS NOT NULL)
        ORDER BY id FOR UPDATE)
      UPDATE deliveries d SET replay_id = $5 FROM matching m WHERE d.id = m.id`,
     [spec.endpointId, spec.cutoff, spec.since, spec.eventId, spec.replayId],
@@ -74,9 +78,11 @@ export async function replayBatch(
           values: [spec.cutoff, spec.since, spec.eventId],
         };
     const { rows: candidates } = await tx.query<{ id: string }>(
-      // Nothing more once the endpoint is deleted or disabled mid-way (or its app deleted).
-      `SELECT d.id FROM deliveries d JOIN endpoints ep ON ep.id = d.endpoint_id
+      // Nothing more once the endpoint is deleted or disabled mid-way (or its app deleted), and
+      // nothing of an event whose payload was erased.
+      `SELECT d.id FROM deliveries d JOIN endpoints ep ON ep.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
        WHERE d.endpoint_id = $1 AND d.status = 'failed' AND ep.deleted_at IS NULL AND NOT ep.disabled
+         AND ev.data_erased_at IS NULL
          AND ${matching.where}
        ORDER BY d.event_id, d.id LIMIT ${Number(limit)}`,
       [spec.endpointId, ...matching.values],

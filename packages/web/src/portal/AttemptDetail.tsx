@@ -101,7 +101,11 @@ export function AttemptDetail({ id }: { id: string }) {
                 <p className="muted">Not recorded.</p>
               )}
               <h3>Body</h3>
-              <BodyBlock body={a.request.body} label="Request body" />
+              {a.request.body === null ? (
+                <p className="muted">Payload erased.</p>
+              ) : (
+                <BodyBlock body={a.request.body} label="Request body" />
+              )}
             </>
           )}
         </section>

@@ -138,7 +138,13 @@ export function EventDetail({ id }: { id: string }) {
       </section>
       <section aria-labelledby="payload-title">
         <h2 id="payload-title">Payload</h2>
-        <JsonBlock value={e.data} label="Event payload" />
+        {e.data_erased_at ? (
+          <p className="muted" data-testid="payload-erased">
+            Payload erased <Time value={e.data_erased_at} />. Nothing more is sent for this event.
+          </p>
+        ) : (
+          <JsonBlock value={e.data} label="Event payload" />
+        )}
       </section>
       <AttemptsTable filter={{ event: e.id }} title="Attempts" show="endpoint" />
     </>

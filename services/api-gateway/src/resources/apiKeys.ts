@@ -119,11 +119,16 @@ export const apiKeyRoutes: RouteSpec[] = [
 
 export const accountSchema: Schema = {
   type: "object",
-  required: ["id", "object", "name", "created_at"],
+  required: ["id", "object", "name", "retention_seconds", "created_at"],
   properties: {
     id: { type: "string" },
     object: { const: "account" },
     name: { type: "string" },
+    retention_seconds: {
+      type: ["integer", "null"],
+      description:
+        "How long the account's events, with their deliveries and attempts, are kept, in seconds. Null: the dispatcher's `RETENTION` (30 days by default). Set by the operator.",
+    },
     created_at: timestamp,
   },
 };

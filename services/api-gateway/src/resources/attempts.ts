@@ -119,9 +119,9 @@ const requestSchema: Schema = {
       ],
     },
     body: {
-      type: "string",
+      type: ["string", "null"],
       description:
-        'The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event.',
+        'The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event. Null once the event\'s payload was erased.',
     },
   },
   description: "The HTTP request of the attempt. Null only when its event no longer exists.",
@@ -145,9 +145,10 @@ async function requestOf(
     type: string;
     data: string;
     created_at: Date;
+    erased: boolean;
     headers: object | null;
   }>(
-    `SELECT ev.type, ev.data::text AS data, ev.created_at, ep.headers
+    `SELECT ev.type, ev.data::text AS data, ev.created_at, ev.data_erased_at IS NOT NULL AS erased, ep.headers
      FROM events ev LEFT JOIN endpoints ep ON ep.id = $2 WHERE ev.id = $1`,
     [attempt.eventId, attempt.endpointId],
   );
@@ -159,7 +160,7 @@ async function requestOf(
     headers: attempt.requestHeaders
       ? redactHeaders(attempt.requestHeaders as Record<string, string>, Object.keys(event.headers ?? {}))
       : null,
-    body: webhookPayload(event.type, event.created_at, event.data),
+    body: event.erased ? null : webhookPayload(event.type, event.created_at, event.data),
   };
 }
 

@@ -17,7 +17,14 @@ import {
 import { DELIVERIES_SHOWN, type DeliveryRow, deliveriesOf, serializeDelivery } from "./eventDeliveries.ts";
 import { sendEvent } from "./sendEvent.ts";
 
-type EventRow = { id: string; appId: string; type: string; data: unknown; createdAt: Date };
+type EventRow = {
+  id: string;
+  appId: string;
+  type: string;
+  data: unknown;
+  createdAt: Date;
+  dataErasedAt: Date | null;
+};
 
 export const serializeEvent = (e: EventRow, deliveries = { rows: [] as DeliveryRow[], more: false }) => ({
   id: e.id,
@@ -25,6 +32,7 @@ export const serializeEvent = (e: EventRow, deliveries = { rows: [] as DeliveryR
   app: e.appId,
   type: e.type,
   data: e.data,
+  data_erased_at: e.dataErasedAt ? iso(e.dataErasedAt) : null,
   created_at: iso(e.createdAt),
   deliveries: deliveries.rows.map(serializeDelivery),
   deliveries_has_more: deliveries.more,
@@ -39,7 +47,7 @@ export const eventSchemas: Record<string, Schema> = {
       status: {
         enum: [...DELIVERY_STATUSES],
         description:
-          "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted while an attempt was due.",
+          "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due.",
       },
       attempts: { type: "integer", description: "Attempts made so far." },
       last_attempt_at: nullableTimestamp,
@@ -48,13 +56,27 @@ export const eventSchemas: Record<string, Schema> = {
   },
   Event: {
     type: "object",
-    required: ["id", "object", "app", "type", "data", "created_at", "deliveries", "deliveries_has_more"],
+    required: [
+      "id",
+      "object",
+      "app",
+      "type",
+      "data",
+      "data_erased_at",
+      "created_at",
+      "deliveries",
+      "deliveries_has_more",
+    ],
     properties: {
       id: { type: "string", examples: ["evt_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
       object: { const: "event" },
       app: { type: "string" },
       type: { type: "string", examples: ["invoice.paid"] },
-      data: { type: "object", description: "The payload, as sent." },
+      data: { type: "object", description: "The payload, as sent; `{}` once erased." },
+      data_erased_at: {
+        ...nullableTimestamp,
+        description: "When the payload was erased (`DELETE /v3/events/{id}/data`); null while it is kept.",
+      },
       created_at: timestamp,
       deliveries: {
         type: "array",

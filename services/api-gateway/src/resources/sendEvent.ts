@@ -98,6 +98,7 @@ export async function acceptEvent(
     app: app.id,
     type: body.type,
     data: body.data,
+    data_erased_at: null,
     created_at: createdAt.toISOString(),
     deliveries: [],
     deliveries_has_more: false,

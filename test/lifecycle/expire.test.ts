@@ -1,0 +1,54 @@
+import { newId } from "@herald/db";
+import { expireEvents } from "@herald/db/lifecycle";
+import { createPool, inTransaction, type Pool } from "@herald/db/pool";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountWithEndpoint } from "../support/appRows.ts";
+import { createTestDatabase } from "../support/isolation.ts";
+
+let pool: Pool;
+let drop: () => Promise<void>;
+beforeAll(async () => {
+  const db = await createTestDatabase();
+  drop = db.drop;
+  pool = createPool(db.url, 2);
+});
+afterAll(async () => {
+  await pool.end();
+  await drop();
+});
+
+describe("expiring an account's events", () => {
+  it("takes only events done with: fanned out, and with no delivery pending or retrying", async () => {
+    const { account, app, endpoint } = await accountWithEndpoint(pool);
+    const event = async (fannedOut: boolean, delivery: string | null) => {
+      const id = newId("event");
+      await pool.query(
+        `INSERT INTO events (id, account_id, app_id, type, data, fanned_out_at) VALUES ($1, $2, $3, 't', '{}', $4)`,
+        [id, account, app, fannedOut ? new Date() : null],
+      );
+      if (delivery)
+        await pool.query(
+          `INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status) VALUES ($1, $2, $3, $4, $5, $6)`,
+          [newId("delivery"), account, app, id, endpoint, delivery],
+        );
+      return id;
+    };
+    const notYetFannedOut = await event(false, null);
+    const untargeted = await event(true, null);
+    const succeeded = await event(false, "succeeded");
+    const retrying = await event(false, "retrying");
+    const cutoff = new Date(Date.now() + 1);
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await event(false, "succeeded");
+
+    const expire = (olderThan: Date) => inTransaction(pool, (tx) => expireEvents(tx, account, olderThan, 2));
+    const first = await expire(cutoff);
+    expect(first).toEqual({ events: 2, more: true });
+    while ((await expire(cutoff)).more);
+    const { rows } = await pool.query<{ id: string }>("SELECT id FROM events ORDER BY id");
+    expect(rows.map((r) => r.id)).toEqual([notYetFannedOut, retrying, newer]);
+    expect([untargeted, succeeded].every((id) => !rows.some((r) => r.id === id))).toBe(true);
+    // A retention longer than the epoch expires nothing, rather than everything.
+    expect(await expire(new Date(-1))).toEqual({ events: 0, more: false });
+  });
+});
