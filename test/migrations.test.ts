@@ -21,22 +21,30 @@ async function catalog(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
+    // Partitioning is not Prisma's to describe either: a partitioned table is compared as the
+    // table it stands for, and its partitions (migration 0016, the dispatcher's) are left out.
+    const partitions = "(SELECT relname FROM pg_class WHERE relispartition)";
     const columns = await client.query(`
       SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision
-      FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`);
+      FROM information_schema.columns WHERE table_schema = 'public' AND table_name NOT IN ${partitions}
+      ORDER BY table_name, column_name`);
     // Partial indexes (the open attempts', the release gate's poll) are not Prisma's to describe
     // either: the lifecycle's statements that need them are tested against the migrated database.
     const indexes = await client.query(
-      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND indexdef NOT LIKE '% WHERE %' ORDER BY indexname`,
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND indexdef NOT LIKE '% WHERE %'
+         AND tablename NOT IN ${partitions} ORDER BY indexname`,
     );
     // CHECK constraints are not Prisma's to describe: they are compared with the statuses below.
+    // Nor are the delivery log's relations, which are not foreign keys (migration 0016).
     const constraints = await client.query(`
       SELECT c.conrelid::regclass::text AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
-      WHERE n.nspname = 'public' AND c.contype <> 'c' ORDER BY rel, conname`);
+      WHERE n.nspname = 'public' AND c.contype <> 'c' AND c.conrelid::regclass::text NOT IN ${partitions}
+        AND NOT (c.contype = 'f' AND c.conrelid::regclass::text IN ('events', 'deliveries', 'attempts'))
+      ORDER BY rel, conname`);
     return [
       ...columns.rows.map((r) => `column ${JSON.stringify(r)}`),
-      ...indexes.rows.map((r) => `index ${r.indexdef}`),
+      ...indexes.rows.map((r) => `index ${r.indexdef.replace(" ON ONLY ", " ON ")}`),
       ...constraints.rows.map((r) => `constraint ${r.rel} ${r.conname} ${r.def}`),
     ];
   } finally {
@@ -52,7 +60,8 @@ async function allowedStatuses(url: string): Promise<Record<string, string[]>> {
     const { rows } = await client.query<{ rel: string; def: string }>(`
       SELECT c.conrelid::regclass::text AS rel, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
-      WHERE n.nspname = 'public' AND c.contype = 'c' AND c.conname LIKE '%status_check'`);
+      WHERE n.nspname = 'public' AND c.contype = 'c' AND c.conname LIKE '%status_check'
+        AND c.conrelid NOT IN (SELECT oid FROM pg_class WHERE relispartition)`);
     return Object.fromEntries(
       rows.map((r) => [r.rel, [...r.def.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!)]),
     );

@@ -165,7 +165,7 @@ describe("listing attempts", () => {
   it("shows the request headers a sender reported", async () => {
     const one = (await gw.request("GET", "/v3/attempts?status=succeeded&limit=1")).body.data[0];
     const headers = { "content-type": "application/json", "webhook-id": one.event, "X-Tenant": "acme" };
-    await seed.prisma.attempt.update({ where: { id: one.id }, data: { requestHeaders: headers } });
+    await seed.prisma.attempt.updateMany({ where: { id: one.id }, data: { requestHeaders: headers } });
     expect((await gw.request("GET", `/v3/attempts/${one.id}`)).body.request.headers).toEqual(headers);
   });
 });

@@ -67,7 +67,7 @@ describe("an attempt recorded before custom header values were write-only", () =
     const delivery = await seed.delivery({ eventId: event.body.id, endpointId: ep, status: "succeeded" });
     const attemptId = await seed.attempt({ deliveryId: delivery, status: "succeeded", attemptNumber: 1 });
     // As an older sender recorded it: the value in clear.
-    await gw.gateway.deps.prisma.attempt.update({
+    await gw.gateway.deps.prisma.attempt.updateMany({
       where: { id: attemptId },
       data: { requestHeaders: { "X-Tenant": "acme-co", "webhook-id": event.body.id } },
     });

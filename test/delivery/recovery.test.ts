@@ -143,10 +143,8 @@ describe("a replay interrupted by a restart", () => {
     const replay = await prisma.replay.create({
       data: { id: newId("replay"), accountId, endpointId, status: "running", queued: 3, createdAt: cutoff },
     });
-    const first = await prisma.delivery.update({
-      where: { id: deliveries[0]! },
-      data: { status: "pending" },
-    });
+    const first = await prisma.delivery.findFirstOrThrow({ where: { id: deliveries[0]! } });
+    await prisma.delivery.updateMany({ where: { id: first.id }, data: { status: "pending" } });
     await prisma.attempt.create({
       data: {
         id: newId("attempt"),

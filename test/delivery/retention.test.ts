@@ -5,9 +5,9 @@ import { ADMIN_TOKEN } from "../support/gateway.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
-// A retention of 3 s, looked at twice a second; a failing delivery's one retry comes 5 s on,
-// past the retention, so an event outlives its retention while it is retried. A pool of one
-// connection: the maintenance pass must never wait on itself.
+// A retention of 3 s, looked at twice a second, the log in partitions of 1 s; a failing
+// delivery's one retry comes 5 s on, past the retention, so an event outlives its retention
+// while it is retried. A pool of one connection: the maintenance pass must never wait on itself.
 let sys: TestSystem;
 let receiver: Receiver;
 let f: ReturnType<typeof fixtures>;
@@ -16,6 +16,7 @@ let db: pg.Pool;
 beforeAll(async () => {
   sys = await startSystem({
     RETENTION: "3s",
+    PARTITION_INTERVAL: "1s",
     MAINTENANCE_INTERVAL: "500ms",
     RETRY_SCHEDULE: "5s",
     DATABASE_POOL_SIZE: "1",
@@ -44,11 +45,23 @@ async function rowsOf(eventId: string): Promise<{ events: number; deliveries: nu
   return rows[0];
 }
 
+/** The partition of the events table an event is in. */
+async function partitionOf(eventId: string): Promise<string> {
+  const { rows } = await db.query("SELECT tableoid::regclass::text AS name FROM events WHERE id = $1", [
+    eventId,
+  ]);
+  return rows[0].name;
+}
+
+async function exists(table: string): Promise<boolean> {
+  return (await db.query("SELECT to_regclass($1) IS NOT NULL AS found", [table])).rows[0].found;
+}
+
 const found = async (eventId: string, key?: string) =>
   (await sys.request("GET", `/v3/events/${eventId}`, key ? { key } : {})).status;
 
 describe("retention", () => {
-  it("removes events past it with their deliveries and attempts, keeps newer ones, and waits for a retry", async () => {
+  it("drops the partitions past it with their deliveries and attempts, keeps newer ones, and waits for a retry", async () => {
     // The flaky endpoint fails its event's first attempt only.
     let flakyEvent = "";
     let failed = false;
@@ -61,25 +74,37 @@ describe("retention", () => {
     const ok = await f.endpoint("/ok");
     const flaky = await f.endpoint("/flaky");
     const old = await f.send("order.paid");
+    // A second on: in the next partition.
+    await new Promise((r) => setTimeout(r, 1100));
     flakyEvent = await f.send("order.paid");
     await expect.poll(() => f.status(old, ok), { timeout: 10_000 }).toBe("succeeded");
     await expect.poll(() => f.status(flakyEvent, flaky), { timeout: 10_000 }).toBe("retrying");
     expect(await rowsOf(old)).toEqual({ events: 1, deliveries: 2, attempts: 2 });
+    // Made ahead by the maintenance pass, not the catch-all.
+    const partition = await partitionOf(old);
+    expect(partition).toMatch(/^events_p\d{8}t\d{6}/);
+    const flakyPartition = await partitionOf(flakyEvent);
+    expect(flakyPartition).not.toBe(partition);
 
     await expect.poll(() => found(old), { timeout: 10_000, interval: 250 }).toBe(404);
     expect(await rowsOf(old)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
+    const suffix = partition.slice("events_".length);
+    for (const table of ["events", "deliveries", "attempts"])
+      expect(await exists(`${table}_${suffix}`)).toBe(false);
     // Past its retention and a pass more, but its retry is due only 5 s after its first attempt:
     // kept whole until the retry ends.
     const flakyAt = Date.parse((await sys.request("GET", `/v3/events/${flakyEvent}`)).body.created_at);
     await new Promise((r) => setTimeout(r, Math.max(0, flakyAt + 4000 - Date.now())));
     expect(await f.status(flakyEvent, flaky)).toBe("retrying");
     expect(await rowsOf(flakyEvent)).toEqual({ events: 1, deliveries: 2, attempts: 3 });
+    expect(await exists(flakyPartition)).toBe(true);
     const young = await f.send("order.paid");
     expect(await found(young)).toBe(200);
 
     // Its retry succeeds, and the next pass removes it.
     await expect.poll(() => found(flakyEvent), { timeout: 15_000, interval: 250 }).toBe(404);
     expect(await rowsOf(flakyEvent)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
+    expect(await exists(flakyPartition)).toBe(false);
     expect(receiver.received("/flaky").filter((r) => r.headers["webhook-id"] === flakyEvent)).toHaveLength(2);
   }, 40_000);
 

@@ -41,7 +41,10 @@ describe("expiring an account's events", () => {
     await new Promise((r) => setTimeout(r, 5));
     const newer = await event(false, "succeeded");
 
-    const expire = (olderThan: Date) => inTransaction(pool, (tx) => expireEvents(tx, account, olderThan, 2));
+    const expire = (olderThan: Date) =>
+      inTransaction(pool, (tx) =>
+        expireEvents(tx, { accountId: account, olderThan, notBefore: null, partition: null }, 2),
+      );
     const first = await expire(cutoff);
     expect(first).toEqual({ events: 2, more: true });
     while ((await expire(cutoff)).more);

@@ -41,7 +41,7 @@ export function seeder(databaseUrl: string): Seeder {
       return row.id;
     },
     async attempt({ deliveryId, status, attemptNumber }) {
-      const delivery = await prisma.delivery.findUniqueOrThrow({
+      const delivery = await prisma.delivery.findFirstOrThrow({
         where: { id: deliveryId },
         include: { endpoint: true },
       });

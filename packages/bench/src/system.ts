@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { topologyNames } from "@herald/broker";
 import { ensureDatabase, migrate } from "@herald/db";
+import { createRanges } from "@herald/db/lifecycle";
+import { createPool, inTransaction } from "@herald/db/pool";
 import { parseDuration } from "@herald/runtime";
 import amqp from "amqplib";
 import pg from "pg";
@@ -57,7 +59,12 @@ export function benchDatabaseUrl(base: string): string {
   return url.toString();
 }
 
-/** Drops and recreates the bench database, then migrates it: each run starts empty. */
+/**
+ * Drops and recreates the bench database, then migrates it: each run starts empty. Its delivery
+ * log then holds as many partitions as a system's at the default retention does (31 days of
+ * daily ranges and two ahead; made ahead here, as past ones cannot be), so that statements pay
+ * for every partition they cannot prune, as they would in a deployment.
+ */
 export async function freshDatabase(databaseUrl: string): Promise<void> {
   const admin = new URL(databaseUrl);
   const name = decodeURIComponent(admin.pathname.slice(1));
@@ -71,7 +78,17 @@ export async function freshDatabase(databaseUrl: string): Promise<void> {
   }
   await ensureDatabase(databaseUrl);
   await migrate(databaseUrl);
+  const pool = createPool(databaseUrl, 1);
+  try {
+    await inTransaction(pool, (tx) => createRanges(tx, Date.now(), DAY_MS, STEADY_RANGES * DAY_MS));
+  } finally {
+    await pool.end();
+  }
 }
+
+const DAY_MS = 86_400_000;
+/** The ranges a system at the default retention (30 days) holds: a month, today, two ahead. */
+const STEADY_RANGES = 33;
 
 /**
  * Removes what the last scenario left dead in the bench database, as autovacuum does in a

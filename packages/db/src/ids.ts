@@ -77,6 +77,18 @@ export function idFloor(kind: IdKind, ms: number): string {
   return `${idPrefixes[kind]}_${encodeTime(ms)}${"0".repeat(16)}`;
 }
 
+/** The millisecond an id (or a bound made by `idFloor`) was made at: its ULID's time part. */
+export function idTime(id: string): number {
+  const body = id.slice(id.indexOf("_") + 1, id.indexOf("_") + 11);
+  let ms = 0;
+  for (const c of body) {
+    const v = ALPHABET.indexOf(c);
+    if (v < 0) throw new Error(`not a time-sortable id: ${id}`);
+    ms = ms * 32 + v;
+  }
+  return ms;
+}
+
 const ID_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** True when `value` is an id of this kind (`ep_01J…`). */

@@ -50,12 +50,19 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
-/** Applies pending migrations; returns the names applied. */
+/**
+ * Applies pending migrations; returns the names applied. `through` stops after the migration of
+ * that name: a database as an older release left it, for testing the migrations that follow.
+ */
 export async function migrate(
   databaseUrl: string,
   log: (line: string) => void = () => {},
+  through?: string,
 ): Promise<string[]> {
-  const migrations = await readMigrations();
+  const all = await readMigrations();
+  const last = through === undefined ? all.length : all.findIndex((m) => m.name === through) + 1;
+  if (last === 0) throw new Error(`no migration named ${through}`);
+  const migrations = all.slice(0, last);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const applied: string[] = [];

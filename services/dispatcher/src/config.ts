@@ -26,6 +26,8 @@ export type DispatcherConfig = {
   retentionMs: number;
   /** How often one dispatcher removes what retention and housekeeping let go. */
   maintenanceIntervalMs: number;
+  /** The time each partition of the delivery log covers: retention drops it whole. */
+  partitionIntervalMs: number;
   healthPort: number;
   healthHost: string;
 };
@@ -75,6 +77,7 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     releaseIntervalMs: r.duration("RELEASE_INTERVAL", 100),
     retentionMs: r.duration("RETENTION", 30 * 86_400_000),
     maintenanceIntervalMs: r.duration("MAINTENANCE_INTERVAL", 60_000),
+    partitionIntervalMs: r.duration("PARTITION_INTERVAL", 86_400_000),
     ...r.health(8081),
   };
   // Each attempt request carries this ATTEMPT_TIMEOUT, and senders apply it (or a shorter one
@@ -92,6 +95,12 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     "RETENTION must be from 1s to 3660d (ten years)",
   );
   r.check(config.maintenanceIntervalMs >= 100, "MAINTENANCE_INTERVAL must be at least 100ms");
+  // A partition goes once its newest event is past the retention: an event is kept at most one
+  // interval longer than its retention, so the interval must not be longer than the retention.
+  r.check(
+    config.partitionIntervalMs >= 1000 && config.partitionIntervalMs <= config.retentionMs,
+    "PARTITION_INTERVAL must be from 1s to RETENTION",
+  );
   r.logLevel();
   r.done();
   return config;

@@ -1,17 +1,34 @@
-import { expireEvents, removeExpired } from "@herald/db/lifecycle";
+import { idFloor } from "@herald/db/ids";
+import {
+  createRanges,
+  dropRange,
+  type ExpireScope,
+  expireEvents,
+  logPartitions,
+  rangeHeld,
+  rangesBefore,
+  removeExpired,
+} from "@herald/db/lifecycle";
 import { inTransaction, type PoolClient } from "@herald/db/pool";
 import type { DispatcherDeps } from "./deps.ts";
 import { repeat } from "./repeat.ts";
 
 /**
- * Retention and housekeeping, every MAINTENANCE_INTERVAL: expired sessions and replays
- * completed before their account's retention, then each account's events older than its
- * retention (`retention_seconds`, else RETENTION) with their deliveries and attempts
- * (`expireEvents`: only events done with). Accounts take turns, a batch each a round, so one
- * account's large backlog does not hold up the others', and a pass cut short by its budget
- * (PASS_BUDGET_MS) is followed by one that starts after the account whose turn was last.
+ * Retention and housekeeping, every MAINTENANCE_INTERVAL (and once at start):
+ * 1. expired sessions, and replays completed before their account's retention;
+ * 2. the delivery log's partitions: ranges made ahead of time (two PARTITION_INTERVALs, and at
+ *    least three passes, ahead), and ranges older than the longest retention (RETENTION or an
+ *    account's own, whichever is longer) dropped whole, unless a delivery in one is still on its
+ *    schedule (the range then waits for it to end);
+ * 3. the row purge, where a partition drop does not reach: the events of an account with a
+ *    shorter retention than the longest, and those in the catch-all partitions (`legacy`, what
+ *    the log held before it was partitioned, and `default`, rows no range was made for in time),
+ *    with their deliveries and attempts (`expireEvents`: only events done with). Accounts take
+ *    turns, a batch each a round, so one account's large backlog does not hold up the others',
+ *    and a pass cut short by its budget (PASS_BUDGET_MS) is followed by one that starts after
+ *    the account whose turn was last.
  *
- * One dispatcher at a time: each batch is a transaction that first takes a transaction-scoped
+ * One dispatcher at a time: each step is a transaction that first takes a transaction-scoped
  * advisory lock, and a pass ends as soon as another dispatcher holds it. One connection at a
  * time, so a pool of one never waits on itself, and nothing outlives a transaction, so a
  * pooler in transaction mode keeps it.
@@ -24,6 +41,9 @@ export type MaintenancePass = {
   events: number;
   sessions: number;
   replays: number;
+  /** Partitions (each a range of the three tables) made, and dropped. */
+  created: number;
+  dropped: number;
   /** False when the budget ran out, or another dispatcher was at work. */
   done: boolean;
   /** The account whose turn was last: a pass cut short resumes after it. */
@@ -40,36 +60,104 @@ async function claimed<T>(deps: DispatcherDeps, work: (tx: PoolClient) => Promis
   });
 }
 
+type Account = { id: string; retentionMs: number };
+
+async function accountsByRetention(deps: DispatcherDeps): Promise<Account[]> {
+  const { rows } = await deps.db.query<{ id: string; retention_ms: string | null }>(
+    "SELECT id, retention_seconds::bigint * 1000 AS retention_ms FROM accounts ORDER BY id",
+  );
+  return rows.map((a) => ({
+    id: a.id,
+    retentionMs: a.retention_ms === null ? deps.config.retentionMs : Number(a.retention_ms),
+  }));
+}
+
+/** Where the row purge looks for an account's expired events (see ExpireScope). */
+function scopesOf(account: Account, now: number, horizonMs: number, catchAlls: ExpireScope["partition"][]) {
+  const olderThan = new Date(now - account.retentionMs);
+  const scopes: ExpireScope[] = catchAlls.map((partition) => ({
+    accountId: account.id,
+    olderThan,
+    notBefore: null,
+    partition,
+  }));
+  if (account.retentionMs < horizonMs)
+    scopes.push({ accountId: account.id, olderThan, notBefore: new Date(now - horizonMs), partition: null });
+  return scopes;
+}
+
+/** One account's turn: up to BATCH events from its scopes, in order. */
+async function expireTurn(tx: PoolClient, scopes: ExpireScope[]): Promise<{ events: number; more: boolean }> {
+  const turn = { events: 0, more: false };
+  for (const scope of scopes) {
+    const batch = await expireEvents(tx, scope, BATCH - turn.events);
+    turn.events += batch.events;
+    turn.more ||= batch.more;
+    if (turn.events >= BATCH) return { events: turn.events, more: true };
+  }
+  return turn;
+}
+
 export async function maintainOnce(
   deps: DispatcherDeps,
   resumeAfter: string | null,
 ): Promise<MaintenancePass> {
   const { db, config } = deps;
   const until = Date.now() + PASS_BUDGET_MS;
-  const pass: MaintenancePass = { events: 0, sessions: 0, replays: 0, done: false, last: resumeAfter };
+  const pass: MaintenancePass = {
+    events: 0,
+    sessions: 0,
+    replays: 0,
+    created: 0,
+    dropped: 0,
+    done: false,
+    last: resumeAfter,
+  };
   const housekept = await claimed(deps, (tx) => removeExpired(tx, config.retentionMs, BATCH));
   if (!housekept) return pass;
   Object.assign(pass, housekept);
 
-  const { rows: all } = await db.query<{ id: string; retention_ms: string | null }>(
-    "SELECT id, retention_seconds::bigint * 1000 AS retention_ms FROM accounts ORDER BY id",
-  );
+  const now = Date.now();
+  const ahead = Math.max(2 * config.partitionIntervalMs, 3 * config.maintenanceIntervalMs);
+  const created = await claimed(deps, (tx) => createRanges(tx, now, config.partitionIntervalMs, ahead));
+  if (!created) return pass;
+  pass.created = created.length;
+
+  const accounts = await accountsByRetention(deps);
+  const horizonMs = Math.max(config.retentionMs, ...accounts.map((a) => a.retentionMs));
+  const partitions = await logPartitions(db);
+  for (const range of rangesBefore(partitions, idFloor("event", now - horizonMs))) {
+    if (Date.now() > until) return pass;
+    if (await rangeHeld(db, range.suffix)) continue;
+    const dropped = await claimed(deps, (tx) => dropRange(tx, range.suffix));
+    if (dropped === null) return pass;
+    if (dropped) pass.dropped++;
+  }
+
+  // The catch-all partitions still there that hold rows: each account's expired events in them.
+  const left = await logPartitions(db);
+  const catchAlls: ExpireScope["partition"][] = [];
+  for (const partition of ["legacy", "default"] as const) {
+    if (!left.some((p) => p.suffix === partition)) continue;
+    const { rows } = await db.query(`SELECT 1 FROM events_${partition} LIMIT 1`);
+    if (rows.length) catchAlls.push(partition);
+  }
   // Those after the last pass's last turn first: no account waits behind the same ones each pass.
   let waiting = [
-    ...all.filter((a) => resumeAfter !== null && a.id > resumeAfter),
-    ...all.filter((a) => resumeAfter === null || a.id <= resumeAfter),
+    ...accounts.filter((a) => resumeAfter !== null && a.id > resumeAfter),
+    ...accounts.filter((a) => resumeAfter === null || a.id <= resumeAfter),
   ];
   while (waiting.length) {
     const next: typeof waiting = [];
     for (const account of waiting) {
+      const scopes = scopesOf(account, now, horizonMs, catchAlls);
+      if (!scopes.length) continue;
       if (Date.now() > until) return pass;
-      const retentionMs = account.retention_ms === null ? config.retentionMs : Number(account.retention_ms);
-      const olderThan = new Date(Date.now() - retentionMs);
-      const batch = await claimed(deps, (tx) => expireEvents(tx, account.id, olderThan, BATCH));
-      if (!batch) return pass;
-      pass.events += batch.events;
+      const turn = await claimed(deps, (tx) => expireTurn(tx, scopes));
+      if (!turn) return pass;
+      pass.events += turn.events;
       pass.last = account.id;
-      if (batch.more) next.push(account);
+      if (turn.more) next.push(account);
     }
     waiting = next;
   }
@@ -78,19 +166,32 @@ export async function maintainOnce(
 
 export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
   let resumeAfter: string | null = null;
-  return repeat(deps.config.maintenanceIntervalMs, async () => {
-    try {
-      const pass = await maintainOnce(deps, resumeAfter);
-      resumeAfter = pass.last;
-      if (pass.events || pass.sessions || pass.replays) {
-        deps.metrics.expired.inc(pass.events);
-        deps.logger.info(
-          { events: pass.events, sessions: pass.sessions, replays: pass.replays, more: !pass.done },
-          "retention: expired rows removed",
-        );
+  // The first pass at once: the log's partitions for the coming days are made before events come.
+  return repeat(
+    deps.config.maintenanceIntervalMs,
+    async () => {
+      try {
+        const pass = await maintainOnce(deps, resumeAfter);
+        resumeAfter = pass.last;
+        if (pass.events || pass.sessions || pass.replays || pass.dropped) {
+          deps.metrics.expired.inc(pass.events);
+          deps.logger.info(
+            {
+              events: pass.events,
+              partitionsDropped: pass.dropped,
+              sessions: pass.sessions,
+              replays: pass.replays,
+              more: !pass.done,
+            },
+            "retention: expired rows removed",
+          );
+        }
+        deps.metrics.partitionsDropped.inc(pass.dropped);
+        if (pass.created) deps.logger.info({ partitions: pass.created }, "retention: partitions made ahead");
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message }, "maintenance pass failed; will retry");
       }
-    } catch (err) {
-      deps.logger.warn({ err: (err as Error).message }, "maintenance pass failed; will retry");
-    }
-  });
+    },
+    0,
+  );
 }

@@ -26,7 +26,12 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
     }),
     expired: new Counter({
       name: "herald_events_expired_total",
-      help: "Events removed with their deliveries and attempts once older than their retention",
+      help: "Events removed one by one with their deliveries and attempts once older than their retention",
+      registers: [registry],
+    }),
+    partitionsDropped: new Counter({
+      name: "herald_log_partitions_dropped_total",
+      help: "Ranges of the delivery log (events, deliveries, attempts) dropped whole once past the longest retention",
       registers: [registry],
     }),
     retriesScheduled: new Counter({

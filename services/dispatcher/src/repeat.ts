@@ -1,19 +1,24 @@
 /**
- * Runs `pass` `intervalMs` after the previous one ended, never two at once, until stopped;
- * the returned function stops it and waits for a pass under way. A pass handles its own errors.
+ * Runs `pass` `intervalMs` after the previous one ended (the first after `firstMs`), never two
+ * at once, until stopped; the returned function stops it and waits for a pass under way. A pass
+ * handles its own errors.
  */
-export function repeat(intervalMs: number, pass: () => Promise<void>): () => Promise<void> {
+export function repeat(
+  intervalMs: number,
+  pass: () => Promise<void>,
+  firstMs = intervalMs,
+): () => Promise<void> {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const next = () => {
+  const next = (delayMs: number) => {
     timer = setTimeout(() => {
       running = pass().finally(() => {
-        if (!stopped) next();
+        if (!stopped) next(intervalMs);
       });
-    }, intervalMs);
+    }, delayMs);
   };
-  next();
+  next(firstMs);
   return async () => {
     stopped = true;
     clearTimeout(timer);

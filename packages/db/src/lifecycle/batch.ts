@@ -202,7 +202,7 @@ export async function recordBatch(
          SELECT id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, 'pending', url, scheduled_at, now()
          FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::timestamptz[])
            AS n(id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, url, scheduled_at)
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
+         ON CONFLICT (delivery_id, attempt_number, event_id) DO NOTHING),
        f AS (
          INSERT INTO endpoint_flows (endpoint_id, limit_now, slow_until, paused_until, pause_reason, failures, opens, probe_attempt_id, next_release_at, in_flight)
          SELECT * FROM unnest($18::text[], $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::int[], $24::int[], $25::text[], $26::timestamptz[], $27::int[])

@@ -30,7 +30,7 @@ export async function checkDue(
   const { rows } = await pool.query<DueRow>(
     `SELECT a.id, a.delivery_id, a.endpoint_id, d.status, ep.deleted_at IS NOT NULL AS endpoint_deleted,
             ep.disabled AS endpoint_disabled, ev.data_erased_at IS NOT NULL AS event_erased
-     FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN endpoints ep ON ep.id = a.endpoint_id
+     FROM attempts a JOIN deliveries d ON d.id = a.delivery_id AND d.event_id = a.event_id JOIN endpoints ep ON ep.id = a.endpoint_id
        JOIN events ev ON ev.id = a.event_id
      WHERE a.id = ANY($1) AND a.status = 'pending'`,
     [attemptIds],

@@ -7,6 +7,23 @@ import { lockDeliveries } from "./locks.ts";
 export const RETENTION_MAX_SECONDS = 3660 * 86_400;
 
 /**
+ * Where the row purge looks for an account's expired events. Whole ranges of the log go by
+ * partition drop (partitions.ts) once they are older than the longest retention; rows go one by
+ * one only where that does not reach: an account with a shorter retention, between
+ * `notBefore` (the longest retention's cutoff) and its own cutoff, and the catch-all partitions
+ * (`legacy`, `default`), which are never ranges of their own.
+ */
+export type ExpireScope = {
+  accountId: string;
+  /** The account's cutoff: events made before it go. */
+  olderThan: Date;
+  /** Only events made at or after this; null: no lower bound. */
+  notBefore: Date | null;
+  /** One catch-all partition's suffix (`default`, `legacy`), or null for the whole log. */
+  partition: "default" | "legacy" | null;
+};
+
+/**
  * Retention, a row at a time, in the caller's transaction: an account's events older than its
  * retention go with their deliveries and attempts, `limit` events a call, under the locking
  * rule. An event is taken only once it is done with: fanned out (it has deliveries, or fan-out
@@ -19,21 +36,23 @@ export const RETENTION_MAX_SECONDS = 3660 * 86_400;
  */
 export async function expireEvents(
   tx: PoolClient,
-  accountId: string,
-  olderThan: Date,
+  scope: ExpireScope,
   limit: number,
 ): Promise<{ events: number; more: boolean }> {
-  if (olderThan.getTime() <= 0) return { events: 0, more: false };
+  if (scope.olderThan.getTime() <= 0 || limit <= 0) return { events: 0, more: false };
   // Ids are time-sortable: every event made before the cutoff has an id below this floor.
-  const before = idFloor("event", olderThan.getTime());
+  const before = idFloor("event", scope.olderThan.getTime());
+  const from = scope.notBefore === null ? "" : idFloor("event", scope.notBefore.getTime());
+  if (from >= before) return { events: 0, more: false };
+  const table = scope.partition === null ? "events" : `events_${scope.partition}`;
   const { rows } = await tx.query<{ id: string }>(
-    `SELECT ev.id FROM events ev
-     WHERE ev.account_id = $1 AND ev.id < $2
+    `SELECT ev.id FROM ${table} ev
+     WHERE ev.account_id = $1 AND ev.id < $2 AND ev.id >= $4
        AND (ev.fanned_out_at IS NOT NULL OR ev.data_erased_at IS NOT NULL
             OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id))
        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND d.status IN ('pending', 'retrying'))
      ORDER BY ev.id LIMIT $3`,
-    [accountId, before, limit],
+    [scope.accountId, before, limit, from],
   );
   if (!rows.length) return { events: 0, more: false };
   const candidates = rows.map((r) => r.id);

@@ -51,8 +51,8 @@ const CREATE_DELIVERIES = prepared(
      d AS (
        INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status, attempts, created_at, updated_at)
        SELECT delivery_id, x.account_id, x.app_id, event_id, endpoint_id, 'pending', 0, now(), now() FROM x
-       -- An erasure committed since the event was read: nothing for it.
-       WHERE NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = x.event_id AND ev.data_erased_at IS NOT NULL)
+       -- An event erased since it was read, or expired (its partition dropped): nothing for it.
+       WHERE EXISTS (SELECT 1 FROM events ev WHERE ev.id = x.event_id AND ev.data_erased_at IS NULL)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING id, event_id, endpoint_id),
      known AS (
@@ -63,7 +63,7 @@ const CREATE_DELIVERIES = prepared(
        INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
        SELECT x.attempt_id, x.account_id, x.app_id, known.id, x.event_id, x.endpoint_id, 1, 'pending', x.url, now(), now()
        FROM x JOIN known ON known.event_id = x.event_id AND known.endpoint_id = x.endpoint_id
-       ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+       ON CONFLICT (delivery_id, attempt_number, event_id) DO NOTHING)
      SELECT count(*)::int AS created FROM d`,
 );
 
@@ -74,7 +74,7 @@ const CREATE_DELIVERIES = prepared(
  * inserts are not visible to its own statement).
  *
  * Idempotent by the unique keys delivery (event_id, endpoint_id) and attempt (delivery_id,
- * attempt_number): a message handled twice creates nothing twice.
+ * attempt_number, event_id): a message handled twice creates nothing twice.
  */
 export async function createDeliveries(
   db: Queryable,

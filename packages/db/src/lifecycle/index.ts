@@ -10,7 +10,7 @@
 
 export { type DropScope, dropDeliveries } from "./drop.ts";
 export { checkDue } from "./due.ts";
-export { expireEvents, RETENTION_MAX_SECONDS, removeExpired } from "./expire.ts";
+export { type ExpireScope, expireEvents, RETENTION_MAX_SECONDS, removeExpired } from "./expire.ts";
 export {
   createDeliveries,
   eventsToFanOut,
@@ -19,6 +19,17 @@ export {
   markFannedOut,
 } from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
+export {
+  createRanges,
+  dropRange,
+  LOG_TABLES,
+  type LogPartition,
+  logPartitions,
+  planRanges,
+  rangeHeld,
+  rangeSuffix,
+  rangesBefore,
+} from "./partitions.ts";
 export { type PurgeProgress, purgeApp } from "./purge.ts";
 export {
   type Release,

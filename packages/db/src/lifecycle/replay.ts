@@ -101,7 +101,7 @@ export async function replayBatch(
          WHERE id = ANY($1) RETURNING id, account_id, app_id, event_id, endpoint_id)
        INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, replay_id, created_at)
        SELECT n.attempt_id, d.account_id, d.app_id, d.id, d.event_id, d.endpoint_id,
-              (SELECT COALESCE(MAX(a.attempt_number), 0) + 1 FROM attempts a WHERE a.delivery_id = d.id),
+              (SELECT COALESCE(MAX(a.attempt_number), 0) + 1 FROM attempts a WHERE a.delivery_id = d.id AND a.event_id = d.event_id),
               'pending', ep.url, now(), $3, now()
        FROM unnest($1::text[], $2::text[]) AS n(delivery_id, attempt_id)
        JOIN d ON d.id = n.delivery_id JOIN endpoints ep ON ep.id = d.endpoint_id`,

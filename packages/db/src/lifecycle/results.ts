@@ -110,7 +110,7 @@ const RECORD_SUCCESSES = prepared(
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id)
+       FROM a WHERE d.id = a.delivery_id AND d.event_id = a.event_id)
      SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
 );
 
