@@ -77,6 +77,10 @@ describe("retention", () => {
     // A second on: in the next partition.
     await new Promise((r) => setTimeout(r, 1100));
     flakyEvent = await f.send("order.paid");
+    // An event next to it in its partition (sent at once: the same second, but for a rare edge).
+    let neighbour = await f.send("order.paid");
+    if ((await partitionOf(neighbour)) !== (await partitionOf(flakyEvent)))
+      neighbour = await f.send("order.paid");
     await expect.poll(() => f.status(old, ok), { timeout: 10_000 }).toBe("succeeded");
     await expect.poll(() => f.status(flakyEvent, flaky), { timeout: 10_000 }).toBe("retrying");
     expect(await rowsOf(old)).toEqual({ events: 1, deliveries: 2, attempts: 2 });
@@ -85,6 +89,7 @@ describe("retention", () => {
     expect(partition).toMatch(/^events_p\d{8}t\d{6}/);
     const flakyPartition = await partitionOf(flakyEvent);
     expect(flakyPartition).not.toBe(partition);
+    expect(await partitionOf(neighbour)).toBe(flakyPartition);
 
     await expect.poll(() => found(old), { timeout: 10_000, interval: 250 }).toBe(404);
     expect(await rowsOf(old)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
@@ -98,6 +103,11 @@ describe("retention", () => {
     expect(await f.status(flakyEvent, flaky)).toBe("retrying");
     expect(await rowsOf(flakyEvent)).toEqual({ events: 1, deliveries: 2, attempts: 3 });
     expect(await exists(flakyPartition)).toBe(true);
+    // The partition is held, but not its other events: they go by row at their retention.
+    await expect.poll(() => found(neighbour), { timeout: 2_000, interval: 100 }).toBe(404);
+    expect(await rowsOf(neighbour)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
+    expect(await exists(flakyPartition)).toBe(true);
+    expect(await f.status(flakyEvent, flaky)).toBe("retrying");
     const young = await f.send("order.paid");
     expect(await found(young)).toBe(200);
 

@@ -5,6 +5,7 @@ import {
   type LogPartition,
   logPartitions,
   planRanges,
+  rangeHeld,
   rangeSuffix,
   rangesBefore,
 } from "@herald/db/lifecycle";
@@ -162,6 +163,33 @@ describe("the log's partitions in PostgreSQL", () => {
     expect(await partitionOf("events", id)).toBe(`events_${suffix}`);
     expect(await partitionOf("deliveries", id, "event_id")).toBe(`deliveries_${suffix}`);
     expect(await partitionOf("attempts", id, "event_id")).toBe(`attempts_${suffix}`);
+  });
+
+  it("are held past the retention by a delivery on its schedule, or an event not fanned out yet", async () => {
+    const { account, app, endpoint } = await accountWithEndpoint(pool);
+    const range = (await logPartitions(pool)).find((p) => p.suffix.startsWith("p") && p.from !== null)!;
+    const id = `${range.from!.slice(0, -6)}000555`;
+    await pool.query(
+      "INSERT INTO events (id, account_id, app_id, type, data) VALUES ($1, $2, $3, 't', '{}')",
+      [id, account, app],
+    );
+    // Its message still on its way: dropping the range would lose it.
+    expect(await rangeHeld(pool, range.suffix)).toBe("events not fanned out");
+    await pool.query(
+      `INSERT INTO deliveries (id, account_id, app_id, event_id, endpoint_id, status) VALUES ('dlv_3', $1, $2, $3, $4, 'pending')`,
+      [account, app, id, endpoint],
+    );
+    expect(await rangeHeld(pool, range.suffix)).toBe("open deliveries");
+    await pool.query("UPDATE deliveries SET status = 'failed' WHERE id = 'dlv_3'");
+    expect(await rangeHeld(pool, range.suffix)).toBeNull();
+    // Fanned out to no endpoint, or erased: done with, as with a delivery.
+    await pool.query("DELETE FROM deliveries WHERE id = 'dlv_3'");
+    await pool.query("UPDATE events SET data_erased_at = now() WHERE id = $1", [id]);
+    expect(await rangeHeld(pool, range.suffix)).toBeNull();
+    await pool.query("UPDATE events SET data_erased_at = NULL, fanned_out_at = now() WHERE id = $1", [id]);
+    expect(await rangeHeld(pool, range.suffix)).toBeNull();
+    await pool.query("DELETE FROM events WHERE id = $1", [id]);
+    expect(await rangeHeld(pool, "p19700101t000000")).toBe("gone");
   });
 
   it("are dropped whole, three tables together, and never while a delivery in one is on its schedule", async () => {

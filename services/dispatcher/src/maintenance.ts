@@ -4,6 +4,7 @@ import {
   dropRange,
   type ExpireScope,
   expireEvents,
+  type Hold,
   logPartitions,
   rangeHeld,
   rangesBefore,
@@ -44,11 +45,21 @@ export type MaintenancePass = {
   /** Partitions (each a range of the three tables) made, and dropped. */
   created: number;
   dropped: number;
+  /** Ranges past the retention kept, and why (`rangeHeld`). */
+  held: { partition: string; reason: Hold }[];
   /** False when the budget ran out, or another dispatcher was at work. */
   done: boolean;
   /** The account whose turn was last: a pass cut short resumes after it. */
   last: string | null;
 };
+
+/** A step that failed on `lock_timeout` (55P03) ends as `fallback`; any other failure stands. */
+function unlessLockTimeout<T>(fallback: T): (err: unknown) => T {
+  return (err) => {
+    if ((err as { code?: string }).code === "55P03") return fallback;
+    throw err;
+  };
+}
 
 /** Runs `work` in a transaction holding the maintenance lock; null when another holds it. */
 async function claimed<T>(deps: DispatcherDeps, work: (tx: PoolClient) => Promise<T>): Promise<T | null> {
@@ -110,6 +121,7 @@ export async function maintainOnce(
     replays: 0,
     created: 0,
     dropped: 0,
+    held: [],
     done: false,
     last: resumeAfter,
   };
@@ -119,29 +131,47 @@ export async function maintainOnce(
 
   const now = Date.now();
   const ahead = Math.max(2 * config.partitionIntervalMs, 3 * config.maintenanceIntervalMs);
-  const created = await claimed(deps, (tx) => createRanges(tx, now, config.partitionIntervalMs, ahead));
+  // The log's lock not had in time (lockLog): this step waits for the next pass, the rest goes on.
+  const created = await claimed(deps, (tx) => createRanges(tx, now, config.partitionIntervalMs, ahead)).catch(
+    unlessLockTimeout([] as string[]),
+  );
   if (!created) return pass;
   pass.created = created.length;
 
   const accounts = await accountsByRetention(deps);
   const horizonMs = Math.max(config.retentionMs, ...accounts.map((a) => a.retentionMs));
   const partitions = await logPartitions(db);
+  // Ranges past the retention that cannot go yet: their other events go by row meanwhile.
+  const held: string[] = [];
   for (const range of rangesBefore(partitions, idFloor("event", now - horizonMs))) {
     if (Date.now() > until) return pass;
-    if (await rangeHeld(db, range.suffix)) continue;
-    const dropped = await claimed(deps, (tx) => dropRange(tx, range.suffix));
+    const hold = await rangeHeld(db, range.suffix);
+    if (hold === "gone") continue;
+    if (hold) {
+      held.push(range.suffix);
+      pass.held.push({ partition: range.suffix, reason: hold });
+      continue;
+    }
+    const dropped = await claimed(deps, (tx) => dropRange(tx, range.suffix)).catch(
+      unlessLockTimeout("busy" as const),
+    );
     if (dropped === null) return pass;
+    // The log was too busy to lock in time: the next pass tries again.
+    if (dropped === "busy") break;
     if (dropped) pass.dropped++;
+    else held.push(range.suffix);
   }
 
-  // The catch-all partitions still there that hold rows: each account's expired events in them.
+  // The catch-all partitions still there that hold rows, and the held ranges: each account's
+  // expired events in them.
   const left = await logPartitions(db);
   const catchAlls: ExpireScope["partition"][] = [];
-  for (const partition of ["legacy", "default"] as const) {
+  for (const partition of ["legacy", "default"]) {
     if (!left.some((p) => p.suffix === partition)) continue;
     const { rows } = await db.query(`SELECT 1 FROM events_${partition} LIMIT 1`);
     if (rows.length) catchAlls.push(partition);
   }
+  catchAlls.push(...held.filter((suffix) => left.some((p) => p.suffix === suffix)));
   // Those after the last pass's last turn first: no account waits behind the same ones each pass.
   let waiting = [
     ...accounts.filter((a) => resumeAfter !== null && a.id > resumeAfter),
@@ -166,6 +196,9 @@ export async function maintainOnce(
 
 export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
   let resumeAfter: string | null = null;
+  // A range held by events whose fan-out has not come is said once: their messages are late
+  // past the retention (an outage, a dead-lettered message), and on-call should know.
+  const told = new Set<string>();
   // The first pass at once: the log's partitions for the coming days are made before events come.
   return repeat(
     deps.config.maintenanceIntervalMs,
@@ -187,6 +220,14 @@ export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
           );
         }
         deps.metrics.partitionsDropped.inc(pass.dropped);
+        for (const { partition, reason } of pass.held) {
+          if (reason !== "events not fanned out" || told.has(partition)) continue;
+          told.add(partition);
+          deps.logger.warn(
+            { partition, reason },
+            "retention: a partition past the retention is kept: events in it were never fanned out",
+          );
+        }
         if (pass.created) deps.logger.info({ partitions: pass.created }, "retention: partitions made ahead");
       } catch (err) {
         deps.logger.warn({ err: (err as Error).message }, "maintenance pass failed; will retry");

@@ -10,8 +10,9 @@ export const RETENTION_MAX_SECONDS = 3660 * 86_400;
  * Where the row purge looks for an account's expired events. Whole ranges of the log go by
  * partition drop (partitions.ts) once they are older than the longest retention; rows go one by
  * one only where that does not reach: an account with a shorter retention, between
- * `notBefore` (the longest retention's cutoff) and its own cutoff, and the catch-all partitions
- * (`legacy`, `default`), which are never ranges of their own.
+ * `notBefore` (the longest retention's cutoff) and its own cutoff; the catch-all partitions
+ * (`legacy`, `default`), which are never ranges of their own; and a range past the longest
+ * retention held by what it still has on its way, whose other events go meanwhile.
  */
 export type ExpireScope = {
   accountId: string;
@@ -19,8 +20,11 @@ export type ExpireScope = {
   olderThan: Date;
   /** Only events made at or after this; null: no lower bound. */
   notBefore: Date | null;
-  /** One catch-all partition's suffix (`default`, `legacy`), or null for the whole log. */
-  partition: "default" | "legacy" | null;
+  /**
+   * One partition's suffix, or null for the whole log: a catch-all (`default`, `legacy`), or a
+   * range past the longest retention that a drop cannot take yet (`rangeHeld`).
+   */
+  partition: string | null;
 };
 
 /**
@@ -44,6 +48,8 @@ export async function expireEvents(
   const before = idFloor("event", scope.olderThan.getTime());
   const from = scope.notBefore === null ? "" : idFloor("event", scope.notBefore.getTime());
   if (from >= before) return { events: 0, more: false };
+  if (scope.partition !== null && !/^[a-z0-9_]+$/.test(scope.partition))
+    throw new Error(`not a partition suffix: ${scope.partition}`);
   const table = scope.partition === null ? "events" : `events_${scope.partition}`;
   const { rows } = await tx.query<{ id: string }>(
     `SELECT ev.id FROM ${table} ev

@@ -22,6 +22,7 @@ export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export {
   createRanges,
   dropRange,
+  type Hold,
   LOG_TABLES,
   type LogPartition,
   logPartitions,

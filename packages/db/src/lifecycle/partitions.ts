@@ -154,27 +154,50 @@ export function rangesBefore(partitions: LogPartition[], before: string): LogPar
 /**
  * Drops one range (its three tables) in the caller's transaction, unless a delivery in it is
  * still `pending` or `retrying`: then it is kept, and dropped by a later pass once that delivery
- * ends. Under the log's lock (lockLog). Returns whether it went.
+ * ends. Under the log's lock (lockLog); the caller checked first that `rangeHeld` finds nothing
+ * else. Returns whether it went.
  */
 export async function dropRange(tx: PoolClient, suffix: string): Promise<boolean> {
   await lockLog(tx);
-  if (await rangeHeld(tx, suffix)) return false;
+  const { rows } = await tx.query<{ open: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM deliveries_${checked(suffix)} WHERE status IN ('pending', 'retrying')) AS open`,
+  );
+  if (rows[0]?.open) return false;
   await tx.query(`DROP TABLE attempts_${checked(suffix)}, deliveries_${suffix}, events_${suffix}`);
   return true;
 }
 
+/** Why a range past the retention is kept: see `rangeHeld`. */
+export type Hold = "open deliveries" | "events not fanned out" | "gone";
+
 /**
- * Whether a range still holds a delivery on its schedule (without locks: a hint only), or is no
- * longer there to drop (another dispatcher's pass dropped it since it was listed).
+ * Why a range past the retention cannot be dropped yet, or null when it can (without locks:
+ * `dropRange` checks the deliveries again under them):
+ * - a delivery in it is still `pending` or `retrying` (the open deliveries' partial index tells
+ *   at once);
+ * - an event in it has not been fanned out: no delivery, not marked by fan-out, not erased, its
+ *   app not deleted. Its message is still on its way (an outage, a dead-lettered message), and
+ *   dropping the range would lose it. This reads the whole range once, when it is otherwise
+ *   due; no new event can appear in a range that old (ids are made at acceptance), so what this
+ *   finds stays true under the lock;
+ * - it is no longer there (another dispatcher's pass dropped it since it was listed).
  */
-export async function rangeHeld(db: Queryable, suffix: string): Promise<boolean> {
+export async function rangeHeld(db: Queryable, suffix: string): Promise<Hold | null> {
+  const name = checked(suffix);
   try {
-    const { rows } = await db.query<{ held: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM deliveries_${checked(suffix)} WHERE status IN ('pending', 'retrying')) AS held`,
+    const { rows } = await db.query<{ open: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM deliveries_${name} WHERE status IN ('pending', 'retrying')) AS open`,
     );
-    return rows[0]?.held ?? false;
+    if (rows[0]?.open) return "open deliveries";
+    const { rows: waiting } = await db.query(
+      `SELECT 1 FROM events_${name} ev JOIN apps ON apps.id = ev.app_id AND apps.deleted_at IS NULL
+       WHERE ev.fanned_out_at IS NULL AND ev.data_erased_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM deliveries_${name} d WHERE d.event_id = ev.id)
+       LIMIT 1`,
+    );
+    return waiting.length ? "events not fanned out" : null;
   } catch (err) {
-    if ((err as { code?: string }).code === "42P01") return true; // undefined_table
+    if ((err as { code?: string }).code === "42P01") return "gone"; // undefined_table
     throw err;
   }
 }
