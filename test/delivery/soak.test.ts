@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { logBytes } from "@herald/db/lifecycle";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
@@ -28,12 +29,10 @@ afterAll(async () => {
 
 /** Bytes of the delivery log (every partition of its three tables) and of the whole database. */
 async function sizes(): Promise<{ log: number; database: number }> {
-  const { rows } = await db.query<{ log: string; database: string }>(
-    `SELECT (SELECT sum(pg_total_relation_size(t.relid)) FROM unnest(ARRAY['events', 'deliveries', 'attempts']) AS r(name),
-              LATERAL pg_partition_tree(r.name::regclass) t WHERE t.isleaf) AS log,
-            pg_database_size(current_database()) AS database`,
+  const { rows } = await db.query<{ database: string }>(
+    "SELECT pg_database_size(current_database()) AS database",
   );
-  return { log: Number(rows[0]!.log), database: Number(rows[0]!.database) };
+  return { log: await logBytes(db), database: Number(rows[0]!.database) };
 }
 
 /** Each event's payload, incompressible: 12 KiB of base64. */

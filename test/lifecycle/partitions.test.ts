@@ -216,7 +216,7 @@ describe("the log's partitions in PostgreSQL", () => {
       [id],
     );
     expect(rows).toEqual([]);
-    // The others are still there, and the default still takes what no range holds.
+    // The others are still there, the default with them.
     expect((await logPartitions(pool)).map((p) => p.suffix)).toEqual(
       partitions.map((p) => p.suffix).filter((s) => s !== range.suffix),
     );

@@ -16,7 +16,7 @@ import { bounds } from "./bound.ts";
 import { type Ceilings, httpCeiling, postgresCeiling, rabbitmqCeiling } from "./ceilings.ts";
 import { cleanUp, onCleanUp } from "./cleanup.ts";
 import { type DbWaits, sampleDbWaits } from "./dbWaits.ts";
-import { diskUse, logBytes } from "./diskUse.ts";
+import { diskUse, logBytesAt } from "./diskUse.ts";
 import { type HopBreakdown, hopBreakdown } from "./hops.ts";
 import { forkLoadGenerator, type LoadGenerator } from "./loadProcess.ts";
 import { sampleMemory } from "./memory.ts";
@@ -162,14 +162,14 @@ async function runProfile(
     // What the scenario leaves on disk: only in a database the benchmark made.
     let before = 0;
     const result = await step(`end-to-end, ${job.paths.length} endpoint(s)`, job, async () => {
-      if (!options.target) before = await logBytes(databaseUrl);
+      if (!options.target) before = await logBytesAt(databaseUrl);
     });
     const endpoints = job.paths.length;
     const disk = options.target
       ? null
       : diskUse(
           before,
-          await logBytes(databaseUrl),
+          await logBytesAt(databaseUrl),
           (result.deliveries?.expected ?? 0) / endpoints,
           endpoints,
         );

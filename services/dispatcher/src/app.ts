@@ -6,8 +6,7 @@ import { closeServer, type Logger, type Registry, startHealthServer } from "@her
 import type { DispatcherConfig } from "./config.ts";
 import { deleteApp } from "./deleteApp.ts";
 import type { DispatcherDeps } from "./deps.ts";
-import { dropEndpoint } from "./dropEndpoint.ts";
-import { eraseEvent } from "./eraseEvent.ts";
+import { dropEndpoint, eraseEvent } from "./dropOpen.ts";
 import { fanOut } from "./fanOut.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { dispatcherMetrics } from "./metrics.ts";

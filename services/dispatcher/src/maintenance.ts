@@ -109,9 +109,14 @@ async function expireTurn(tx: PoolClient, scopes: ExpireScope[]): Promise<{ even
   return turn;
 }
 
+/**
+ * One pass. `fannedOut`: ranges past the retention already found to hold no event still waiting
+ * for its fan-out, which stays so (`rangeHeld`); kept from pass to pass.
+ */
 export async function maintainOnce(
   deps: DispatcherDeps,
   resumeAfter: string | null,
+  fannedOut: Set<string> = new Set(),
 ): Promise<MaintenancePass> {
   const { db, config } = deps;
   const until = Date.now() + PASS_BUDGET_MS;
@@ -145,7 +150,7 @@ export async function maintainOnce(
   const held: string[] = [];
   for (const range of rangesBefore(partitions, idFloor("event", now - horizonMs))) {
     if (Date.now() > until) return pass;
-    const hold = await rangeHeld(db, range.suffix);
+    const hold = await rangeHeld(db, range.suffix, fannedOut);
     if (hold === "gone") continue;
     if (hold) {
       held.push(range.suffix);
@@ -158,8 +163,10 @@ export async function maintainOnce(
     if (dropped === null) return pass;
     // The log was too busy to lock in time: the next pass tries again.
     if (dropped === "busy") break;
-    if (dropped) pass.dropped++;
-    else held.push(range.suffix);
+    if (dropped) {
+      pass.dropped++;
+      fannedOut.delete(range.suffix);
+    } else held.push(range.suffix);
   }
 
   // The catch-all partitions still there that hold rows, and the held ranges: each account's
@@ -199,12 +206,13 @@ export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
   // A range held by events whose fan-out has not come is said once: their messages are late
   // past the retention (an outage, a dead-lettered message), and on-call should know.
   const told = new Set<string>();
+  const fannedOut = new Set<string>();
   // The first pass at once: the log's partitions for the coming days are made before events come.
   return repeat(
     deps.config.maintenanceIntervalMs,
     async () => {
       try {
-        const pass = await maintainOnce(deps, resumeAfter);
+        const pass = await maintainOnce(deps, resumeAfter, fannedOut);
         resumeAfter = pass.last;
         if (pass.events || pass.sessions || pass.replays || pass.dropped) {
           deps.metrics.expired.inc(pass.events);

@@ -2,6 +2,7 @@ import { idFloor } from "../ids.ts";
 import type { PoolClient, Queryable } from "../pool.ts";
 import { isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
+import { partitionSuffix } from "./partitions.ts";
 
 /** The longest retention, ten years: longer is a typo, not a policy (RETENTION, an account's own). */
 export const RETENTION_MAX_SECONDS = 3660 * 86_400;
@@ -48,9 +49,7 @@ export async function expireEvents(
   const before = idFloor("event", scope.olderThan.getTime());
   const from = scope.notBefore === null ? "" : idFloor("event", scope.notBefore.getTime());
   if (from >= before) return { events: 0, more: false };
-  if (scope.partition !== null && !/^[a-z0-9_]+$/.test(scope.partition))
-    throw new Error(`not a partition suffix: ${scope.partition}`);
-  const table = scope.partition === null ? "events" : `events_${scope.partition}`;
+  const table = scope.partition === null ? "events" : `events_${partitionSuffix(scope.partition)}`;
   const { rows } = await tx.query<{ id: string }>(
     `SELECT ev.id FROM ${table} ev
      WHERE ev.account_id = $1 AND ev.id < $2 AND ev.id >= $4

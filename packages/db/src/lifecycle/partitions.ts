@@ -1,3 +1,4 @@
+import pg from "pg";
 import { idFloor, idTime } from "../ids.ts";
 import type { PoolClient, Queryable } from "../pool.ts";
 
@@ -10,7 +11,7 @@ import type { PoolClient, Queryable } from "../pool.ts";
  * arrived before a range was made for them). Those two are emptied by the row purge
  * (expire.ts); a range is dropped whole once it is older than the longest retention.
  */
-export const LOG_TABLES = ["events", "deliveries", "attempts"] as const;
+const LOG_TABLES = ["events", "deliveries", "attempts"] as const;
 
 export type LogPartition = {
   /** The suffix the three tables share: `p20261124t000000`, `legacy`, `default`. */
@@ -20,6 +21,19 @@ export type LogPartition = {
   /** Highest key, exclusive; null for the default partition. */
   to: string | null;
 };
+
+/**
+ * The bytes of the log on disk: its tables with their indexes and TOAST, over every partition,
+ * from PostgreSQL's own size functions.
+ */
+export async function logBytes(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ bytes: string | null }>(
+    `SELECT sum(pg_total_relation_size(t.relid)) AS bytes
+     FROM unnest($1::text[]) AS r(name), LATERAL pg_partition_tree(r.name::regclass) t WHERE t.isleaf`,
+    [[...LOG_TABLES]],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
 
 const BOUND = /^FOR VALUES FROM \((?:'([^']*)'|MINVALUE)\) TO \('([^']*)'\)$/;
 
@@ -104,7 +118,7 @@ async function defaultMax(tx: Queryable, from: string, to: string): Promise<stri
  * statement, so that no wait starts while a lock is held from an earlier one. In a deadlock with
  * a statement of the log this transaction then always waited first, and its `lock_timeout`
  * (shorter than PostgreSQL's `deadlock_timeout`, 1 s) gives up before the other is chosen as the
- * victim; the pass that gave up fails, and the next one tries again. While they are held, no
+ * victim; the step that gave up waits for the next maintenance pass. While they are held, no
  * statement holds any of their partitions: dropping or attaching one then waits for nothing.
  */
 async function lockLog(tx: PoolClient): Promise<void> {
@@ -139,7 +153,7 @@ export async function createRanges(
       const name = `${table}_${plan.suffix}`;
       await tx.query(`CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
       await tx.query(
-        `ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES FROM (${literal(plan.from)}) TO (${literal(plan.to)})`,
+        `ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES FROM (${pg.escapeLiteral(plan.from)}) TO (${pg.escapeLiteral(plan.to)})`,
       );
     }
   }
@@ -158,13 +172,19 @@ export function rangesBefore(partitions: LogPartition[], before: string): LogPar
  * else. Returns whether it went.
  */
 export async function dropRange(tx: PoolClient, suffix: string): Promise<boolean> {
+  partitionSuffix(suffix);
   await lockLog(tx);
-  const { rows } = await tx.query<{ open: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM deliveries_${checked(suffix)} WHERE status IN ('pending', 'retrying')) AS open`,
-  );
-  if (rows[0]?.open) return false;
-  await tx.query(`DROP TABLE attempts_${checked(suffix)}, deliveries_${suffix}, events_${suffix}`);
+  if (await hasOpenDeliveries(tx, suffix)) return false;
+  await tx.query(`DROP TABLE attempts_${suffix}, deliveries_${suffix}, events_${suffix}`);
   return true;
+}
+
+/** Whether a delivery in the range is `pending` or `retrying` (the open deliveries' index). */
+async function hasOpenDeliveries(db: Queryable, suffix: string): Promise<boolean> {
+  const { rows } = await db.query<{ open: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM deliveries_${partitionSuffix(suffix)} WHERE status IN ('pending', 'retrying')) AS open`,
+  );
+  return rows[0]?.open ?? false;
 }
 
 /** Why a range past the retention is kept: see `rangeHeld`. */
@@ -177,36 +197,38 @@ export type Hold = "open deliveries" | "events not fanned out" | "gone";
  *   at once);
  * - an event in it has not been fanned out: no delivery, not marked by fan-out, not erased, its
  *   app not deleted. Its message is still on its way (an outage, a dead-lettered message), and
- *   dropping the range would lose it. This reads the whole range once, when it is otherwise
- *   due; no new event can appear in a range that old (ids are made at acceptance), so what this
- *   finds stays true under the lock;
+ *   dropping the range would lose it. This reads the range's events. No new event can appear in
+ *   a range that old (ids are made at acceptance), so once none is found it stays so: the range
+ *   goes into `fannedOut` and is not read again (a drop the log was too busy for is tried at
+ *   the next pass without it);
  * - it is no longer there (another dispatcher's pass dropped it since it was listed).
  */
-export async function rangeHeld(db: Queryable, suffix: string): Promise<Hold | null> {
-  const name = checked(suffix);
+export async function rangeHeld(
+  db: Queryable,
+  suffix: string,
+  fannedOut: Set<string> = new Set(),
+): Promise<Hold | null> {
+  const name = partitionSuffix(suffix);
   try {
-    const { rows } = await db.query<{ open: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM deliveries_${name} WHERE status IN ('pending', 'retrying')) AS open`,
-    );
-    if (rows[0]?.open) return "open deliveries";
+    if (await hasOpenDeliveries(db, name)) return "open deliveries";
+    if (fannedOut.has(name)) return null;
     const { rows: waiting } = await db.query(
       `SELECT 1 FROM events_${name} ev JOIN apps ON apps.id = ev.app_id AND apps.deleted_at IS NULL
        WHERE ev.fanned_out_at IS NULL AND ev.data_erased_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM deliveries_${name} d WHERE d.event_id = ev.id)
        LIMIT 1`,
     );
-    return waiting.length ? "events not fanned out" : null;
+    if (waiting.length) return "events not fanned out";
+    fannedOut.add(name);
+    return null;
   } catch (err) {
     if ((err as { code?: string }).code === "42P01") return "gone"; // undefined_table
     throw err;
   }
 }
 
-function checked(suffix: string): string {
+/** A partition's suffix, checked before it goes into a statement's table name. */
+export function partitionSuffix(suffix: string): string {
   if (!/^[a-z0-9_]+$/.test(suffix)) throw new Error(`not a partition suffix: ${suffix}`);
   return suffix;
-}
-
-function literal(key: string): string {
-  return `'${key.replaceAll("'", "''")}'`;
 }
