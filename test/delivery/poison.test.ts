@@ -128,6 +128,48 @@ describe("a result message the database refuses", () => {
     );
   });
 
+  it("that carries several results does not take the others in it down with the one refused", async () => {
+    const f = fixtures(sys, receiver, "batched");
+    await setupApp(sys, ["order.paid"], "batched");
+    await f.endpoint("/never-called");
+    const events: string[] = [];
+    for (let i = 0; i < 4; i++) events.push(await f.send("order.paid", { i }));
+    const prisma = sys.gateway.deps.prisma;
+    const pending = () =>
+      prisma.attempt.findMany({ where: { eventId: { in: events } }, orderBy: { eventId: "asc" } });
+    await expect.poll(async () => (await pending()).length, { timeout: 10_000 }).toBe(4);
+    const [bad, ...good] = await pending();
+    const located = (a: typeof bad & {}) => ({ ...result(a!), event_id: a!.eventId });
+    const poison = { ...located(bad!), duration_ms: 2 ** 31 };
+    const names = topologyNames(sys.prefix);
+    await sys.gateway.deps.broker.publish("attempts.completed.v1", {
+      results: [located(good[0]!), poison, ...good.slice(1).map(located)],
+    });
+
+    // The good results are recorded at the first refusal, not after the message's five tries.
+    const statuses = async () =>
+      (
+        await prisma.delivery.findMany({ where: { eventId: { in: events } }, orderBy: { eventId: "asc" } })
+      ).map((d) => d.status);
+    await expect
+      .poll(statuses, { timeout: 5_000 })
+      .toEqual(["pending", "succeeded", "succeeded", "succeeded"]);
+    const dead = await deadLetters(names.deadQueue, 1, 15_000);
+    expect(dead[0]).toMatchObject({
+      name: "attempts.completed.v1",
+      headers: {
+        "x-herald-reason": "handler_failed",
+        "x-herald-failures": 5,
+        "x-herald-error-code": "22003",
+      },
+    });
+    // Its true result, reported later, is recorded.
+    await sys.gateway.deps.broker.publish("attempts.completed.v1", { results: [located(bad!)] });
+    await expect
+      .poll(statuses, { timeout: 10_000 })
+      .toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+  });
+
   it("that does not parse goes to the dead-letter queue at once, with the reason", async () => {
     const names = topologyNames(sys.prefix);
     await sys.gateway.deps.broker.publish("retry.due.v1", { attempt_id: 42 } as never);

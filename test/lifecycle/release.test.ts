@@ -139,8 +139,8 @@ describe("the sweeper's checks", () => {
     const ep = await endpoint();
     await waiting(ep, 3);
     expect((await release(pool, { endpoints: [ep] }, settings)).send).toHaveLength(3);
-    const { rows: two } = await pool.query<{ id: string; delivery_id: string }>(
-      "SELECT id, delivery_id FROM attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 2",
+    const { rows: two } = await pool.query<{ id: string; delivery_id: string; event_id: string }>(
+      "SELECT id, delivery_id, event_id FROM attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 2",
       [ep],
     );
     // The recount (another dispatcher's sweeper) holds the flow first.
@@ -153,6 +153,7 @@ describe("the sweeper's checks", () => {
         two.map((a) => ({
           attemptId: a.id,
           deliveryId: a.delivery_id,
+          eventId: a.event_id,
           succeeded: true,
           responseStatus: 200,
           responseBody: "ok",

@@ -43,7 +43,10 @@ async function endpoint(): Promise<string> {
 }
 
 /** A delivery with its pending attempt number `n`, as fan-out or a retry leaves it. */
-async function delivery(endpointId: string, n = 1): Promise<{ attempt: string; delivery: string }> {
+async function delivery(
+  endpointId: string,
+  n = 1,
+): Promise<{ attempt: string; delivery: string; event: string }> {
   const event = newId("event");
   const d = newId("delivery");
   const a = newId("attempt");
@@ -62,16 +65,17 @@ async function delivery(endpointId: string, n = 1): Promise<{ attempt: string; d
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 'https://e.example', now(), now())`,
     [a, account, app, d, event, endpointId, n],
   );
-  return { attempt: a, delivery: d };
+  return { attempt: a, delivery: d, event };
 }
 
 const result = (
-  d: { attempt: string; delivery: string },
+  d: { attempt: string; delivery: string; event: string | null },
   succeeded: boolean,
   completedAt = new Date(),
 ): AttemptResult => ({
   attemptId: d.attempt,
   deliveryId: d.delivery,
+  eventId: d.event,
   succeeded,
   responseStatus: succeeded ? 200 : 500,
   responseBody: succeeded ? "ok" : "down",
@@ -127,6 +131,29 @@ describe("recording a batch of results", () => {
       retry.delivery,
     ]);
     expect(attempts.rows[0].n).toBe(2);
+  });
+
+  it("records results that do not say their event (older senders) as those that do", async () => {
+    const ep = await endpoint();
+    const ok = await delivery(ep);
+    const retry = await delivery(ep);
+    const gone = { attempt: newId("attempt"), delivery: newId("delivery"), event: null };
+    const { recorded } = await recordResults(
+      pool,
+      [result({ ...ok, event: null }, true), result({ ...retry, event: null }, false), result(gone, true)],
+      policy,
+    );
+    expect(recorded.map((r) => [r.deliveryId, r.eventId, r.status]).sort()).toEqual(
+      [
+        [ok.delivery, ok.event, "succeeded"],
+        [retry.delivery, retry.event, "retrying"],
+      ].sort(),
+    );
+    expect(await statusOf(ok.delivery)).toBe("succeeded");
+    // Successes only take the other statement: the lookup serves it too.
+    const alone = await delivery(ep);
+    const again = await recordResults(pool, [result({ ...alone, event: null }, true)], policy);
+    expect(again.recorded.map((r) => r.status)).toEqual(["succeeded"]);
   });
 
   it("stops an endpoint's failure clock by its latest result, whatever the order in the batch", async () => {

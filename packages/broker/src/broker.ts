@@ -48,11 +48,6 @@ export type BrokerOptions = {
 
 type EachHandlers = Extract<ConsumerOptions["handle"], { kind: "each" }>["handlers"];
 
-/** A queue a single-message role consumes: what `consumeBatch` accepts. */
-type SingleMessageRole = {
-  [Q in QueueRole]: [MessagesOf<Q>] extends [infer K] ? ([K] extends [MessagesOf<Q>] ? Q : never) : never;
-}[QueueRole];
-
 /**
  * One connection with one confirm channel, reconnected with capped backoff (100 ms doubling
  * to 5 s) whenever it drops. The topology is declared on every connection, so a broker that
@@ -248,8 +243,11 @@ export class Broker {
     return this.addConsumer(role, prefetch, { kind: "each", handlers: handlers as EachHandlers });
   }
 
-  /** Consumes a queue of one kind of message in batches (see BatchSpec); same guarantees. */
-  consumeBatch<Q extends SingleMessageRole>(
+  /**
+   * Consumes a queue in batches (see BatchSpec), the messages bound to it mixed in a batch and
+   * told apart by their `name`; same guarantees.
+   */
+  consumeBatch<Q extends QueueRole>(
     role: Q,
     batch: BatchSpec<MessagesOf<Q>>,
     prefetch: number,

@@ -23,6 +23,9 @@ export type Received<K extends MessageName> = {
   context: Context;
 };
 
+/** A message of any of the names `K`, told apart by its `name`. */
+export type ReceivedOf<K extends MessageName> = K extends MessageName ? Received<K> : never;
+
 /** One handler for each message bound to queue `Q`: none may be missing, none extra. */
 export type HandlersFor<Q extends QueueRole> = {
   [K in MessagesOf<Q>]: (message: Received<K>) => Promise<void>;
@@ -39,7 +42,7 @@ export type HandlersFor<Q extends QueueRole> = {
  * once, so `maxRunning` shapes batches rather than caps them.
  */
 export type BatchSpec<K extends MessageName> = {
-  handler: (messages: Received<K>[]) => Promise<void>;
+  handler: (messages: ReceivedOf<K>[]) => Promise<void>;
   maxSize: number;
   maxWaitMs: number;
   maxRunning: number;
@@ -59,7 +62,7 @@ export type ConsumerOptions = {
   policy: SettlePolicy;
   deadLetter: DeadLetterSink;
   onDeadLettered: (queue: string, reason: DeadReason) => void;
-  /** A handler per message name, or one batch handler for the queue's one message. */
+  /** A handler per message name, or one batch handler for the queue's messages. */
   handle:
     | { kind: "each"; handlers: Partial<Record<MessageName, (m: Received<MessageName>) => Promise<void>>> }
     | { kind: "batch"; batch: BatchSpec<MessageName> };
@@ -231,7 +234,9 @@ export class Consumer {
     const { handle } = this.options;
     if (!batch.length || handle.kind !== "batch") return;
     this.running++;
-    const work = this.settle(batch, (held) => handle.batch.handler(held.map((h) => h.received)));
+    const work = this.settle(batch, (held) =>
+      handle.batch.handler(held.map((h) => h.received) as ReceivedOf<MessageName>[]),
+    );
     this.track(
       work.finally(() => {
         this.running--;

@@ -1,5 +1,12 @@
 export { Broker, type BrokerOptions, type PublishOptions } from "./broker.ts";
-export { type BatchSpec, Consumer, type DeadReason, type HandlersFor, type Received } from "./consumer.ts";
+export {
+  type BatchSpec,
+  Consumer,
+  type DeadReason,
+  type HandlersFor,
+  type Received,
+  type ReceivedOf,
+} from "./consumer.ts";
 export { BrokerUnavailableError, isTransientBrokerError } from "./errors.ts";
 export { registerQueueGauges } from "./metrics.ts";
 export { type SettleIo, type SettlePolicy, settle } from "./settle.ts";

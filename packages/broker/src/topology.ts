@@ -29,7 +29,8 @@ const DELIVERY_LIMIT = 20;
 export const queueMessages = {
   dispatcherEvents: ["event.created.v1"],
   dispatcherControl: ["endpoint.deleted.v1", "event.erased.v1", "replay.requested.v1", "app.deleted.v1"],
-  dispatcherResults: ["attempt.completed.v1"],
+  // One result a message from senders before `attempts.completed.v1`, during a rolling upgrade.
+  dispatcherResults: ["attempts.completed.v1", "attempt.completed.v1"],
   dispatcherRetries: ["retry.due.v1"],
   senderAttempts: ["attempt.requested.v1"],
   senderBacklog: ["attempt.requested.v1"],

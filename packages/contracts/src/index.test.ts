@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  type AttemptCompletedV1,
   isMessageName,
   isSensitiveHeader,
   type MessageName,
@@ -7,9 +8,24 @@ import {
   messageNames,
   parseMessage,
   REDACTED,
+  RESULTS_PER_MESSAGE,
   redactHeaders,
   webhookPayload,
 } from "./index.ts";
+
+const completed: AttemptCompletedV1 = {
+  attempt_id: "atmpt_1",
+  delivery_id: "dlv_1",
+  endpoint_id: "ep_1",
+  succeeded: true,
+  response_status: 200,
+  response_body: "ok",
+  error: null,
+  duration_ms: 12,
+  retry_after_ms: null,
+  trace_id: null,
+  completed_at: "2026-11-23T10:00:00Z",
+};
 
 /** One valid example of every message in the catalog. */
 const examples: { [K in MessageName]: MessageTypes[K] } = {
@@ -44,18 +60,16 @@ const examples: { [K in MessageName]: MessageTypes[K] } = {
     payload: "{}",
     timeout_ms: 15_000,
   },
-  "attempt.completed.v1": {
-    attempt_id: "atmpt_1",
-    delivery_id: "dlv_1",
-    endpoint_id: "ep_1",
-    succeeded: true,
-    response_status: 200,
-    response_body: "ok",
-    error: null,
-    duration_ms: 12,
-    retry_after_ms: null,
-    trace_id: null,
-    completed_at: "2026-11-23T10:00:00Z",
+  "attempt.completed.v1": completed,
+  "attempts.completed.v1": {
+    results: [
+      {
+        ...completed,
+        event_id: "evt_1",
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      },
+      { ...completed, attempt_id: "atmpt_2", succeeded: false, response_status: 500, error: "http_error" },
+    ],
   },
   "retry.due.v1": { attempt_id: "atmpt_1", delivery_id: "dlv_1" },
 };
@@ -89,6 +103,18 @@ describe("the message catalog", () => {
     expect(parseMessage("attempt.completed.v1", JSON.stringify(wrong)).ok).toBe(false);
     const negative = { ...examples["attempt.completed.v1"], duration_ms: -1 };
     expect(parseMessage("attempt.completed.v1", JSON.stringify(negative)).ok).toBe(false);
+    for (const results of [
+      [],
+      Array(RESULTS_PER_MESSAGE + 1).fill(completed),
+      [{ ...completed, succeeded: "yes" }],
+    ])
+      expect(parseMessage("attempts.completed.v1", JSON.stringify({ results })).ok).toBe(false);
+    expect(
+      parseMessage(
+        "attempts.completed.v1",
+        JSON.stringify({ results: Array(RESULTS_PER_MESSAGE).fill(completed) }),
+      ).ok,
+    ).toBe(true);
     const noSecrets = { ...examples["attempt.requested.v1"], secrets: [] };
     expect(parseMessage("attempt.requested.v1", JSON.stringify(noSecrets)).ok).toBe(false);
   });

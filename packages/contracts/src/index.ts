@@ -132,7 +132,23 @@ export type AttemptCompletedV1 = {
    * request was made (an invalid or blocked URL), and from senders older than this field.
    */
   request_headers?: Record<string, string> | null;
+  /** The attempt's event: where its rows are (the log is partitioned by event). From senders since `attempts.completed.v1`. */
+  event_id?: string;
+  /** W3C `traceparent` of the sender's span for this attempt, which the result's record continues. */
+  traceparent?: string;
 };
+
+/**
+ * Several attempts' outcomes in one message: a sender reports what finished while its
+ * previous report was being confirmed together (services/sender/src/reports.ts), so a busy
+ * sender publishes far fewer messages than it makes attempts. At most `RESULTS_PER_MESSAGE`.
+ */
+export type AttemptsCompletedV1 = {
+  results: AttemptCompletedV1[];
+};
+
+/** The most results one `attempts.completed.v1` carries. */
+export const RESULTS_PER_MESSAGE = 64;
 
 /** A scheduled attempt came due: dead-lettered out of a delay queue when its TTL ran out. */
 export type RetryDueV1 = {
@@ -148,6 +164,7 @@ export type MessageTypes = {
   "replay.requested.v1": ReplayRequestedV1;
   "attempt.requested.v1": AttemptRequestedV1;
   "attempt.completed.v1": AttemptCompletedV1;
+  "attempts.completed.v1": AttemptsCompletedV1;
   "retry.due.v1": RetryDueV1;
 };
 
@@ -156,6 +173,44 @@ export type MessageName = keyof MessageTypes;
 const isoTime = { type: "string", minLength: 1 } as const;
 const nullableString = { type: "string", nullable: true } as never;
 const nullableInt = { type: "integer", nullable: true } as never;
+
+const attemptResult: JSONSchemaType<AttemptCompletedV1> = {
+  type: "object",
+  required: [
+    "attempt_id",
+    "delivery_id",
+    "endpoint_id",
+    "succeeded",
+    "response_status",
+    "response_body",
+    "error",
+    "duration_ms",
+    "retry_after_ms",
+    "trace_id",
+    "completed_at",
+  ],
+  properties: {
+    attempt_id: { type: "string" },
+    delivery_id: { type: "string" },
+    endpoint_id: { type: "string" },
+    succeeded: { type: "boolean" },
+    response_status: nullableInt,
+    response_body: nullableString,
+    error: nullableString,
+    duration_ms: { type: "integer", minimum: 0 },
+    retry_after_ms: nullableInt,
+    trace_id: nullableString,
+    completed_at: isoTime,
+    event_id: { type: "string", maxLength: 64 } as never,
+    traceparent: { type: "string", maxLength: 128 } as never,
+    request_headers: {
+      type: "object",
+      nullable: true,
+      required: [],
+      additionalProperties: { type: "string" },
+    } as never,
+  },
+};
 
 const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
   "event.created.v1": {
@@ -227,39 +282,12 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,
     },
   },
-  "attempt.completed.v1": {
+  "attempt.completed.v1": attemptResult,
+  "attempts.completed.v1": {
     type: "object",
-    required: [
-      "attempt_id",
-      "delivery_id",
-      "endpoint_id",
-      "succeeded",
-      "response_status",
-      "response_body",
-      "error",
-      "duration_ms",
-      "retry_after_ms",
-      "trace_id",
-      "completed_at",
-    ],
+    required: ["results"],
     properties: {
-      attempt_id: { type: "string" },
-      delivery_id: { type: "string" },
-      endpoint_id: { type: "string" },
-      succeeded: { type: "boolean" },
-      response_status: nullableInt,
-      response_body: nullableString,
-      error: nullableString,
-      duration_ms: { type: "integer", minimum: 0 },
-      retry_after_ms: nullableInt,
-      trace_id: nullableString,
-      completed_at: isoTime,
-      request_headers: {
-        type: "object",
-        nullable: true,
-        required: [],
-        additionalProperties: { type: "string" },
-      } as never,
+      results: { type: "array", items: attemptResult, minItems: 1, maxItems: RESULTS_PER_MESSAGE },
     },
   },
   "retry.due.v1": {

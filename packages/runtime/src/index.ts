@@ -20,6 +20,7 @@ export {
   contextFrom,
   exportsTraces,
   inSpan,
+  type Span,
   SpanKind,
   SpanStatusCode,
   startTelemetry,

@@ -100,4 +100,4 @@ export function annotate(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
 }
 
-export { type Context, context, SpanKind, SpanStatusCode, trace };
+export { type Context, context, type Span, SpanKind, SpanStatusCode, trace };

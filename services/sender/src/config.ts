@@ -1,3 +1,4 @@
+import { RESULTS_PER_MESSAGE } from "@herald/contracts";
 import { ConfigReader, type Env } from "@herald/runtime";
 
 export type SenderConfig = {
@@ -6,6 +7,8 @@ export type SenderConfig = {
   encryptionKey: Buffer;
   concurrency: number;
   backlogConcurrency: number;
+  /** Attempt outcomes reported per message at most; 1 publishes `attempt.completed.v1`, one each. */
+  resultsPerMessage: number;
   attemptTimeoutMs: number;
   allowPrivateDestinations: boolean;
   userAgent: string;
@@ -23,6 +26,11 @@ export function loadConfig(env: Env = process.env): SenderConfig {
     // Per lane: first attempts of new events, and retries and replays.
     concurrency: r.int("SENDER_CONCURRENCY", 512, { min: 1, max: 10_000 }),
     backlogConcurrency: r.int("SENDER_BACKLOG_CONCURRENCY", 256, { min: 1, max: 10_000 }),
+    // 1 while dispatchers older than `attempts.completed.v1` still run (an upgrade's rollout).
+    resultsPerMessage: r.int("SENDER_RESULTS_PER_MESSAGE", RESULTS_PER_MESSAGE, {
+      min: 1,
+      max: RESULTS_PER_MESSAGE,
+    }),
     // The cap on each attempt; the dispatcher's own ATTEMPT_TIMEOUT comes with each request.
     attemptTimeoutMs: r.attemptTimeout(),
     allowPrivateDestinations: r.bool("ALLOW_PRIVATE_DESTINATIONS", false),

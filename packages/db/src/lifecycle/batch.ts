@@ -10,7 +10,7 @@ import {
   lockEndpoints,
   lockFlows,
 } from "./locks.ts";
-import type { AttemptResult, Recorded, RecordedBatch, RetryPolicy } from "./results.ts";
+import type { AttemptResult, LocatedResult, Recorded, RecordedBatch, RetryPolicy } from "./results.ts";
 
 type AttemptRow = {
   id: string;
@@ -91,22 +91,26 @@ function nextStep(
  */
 export async function recordBatch(
   pool: Pool,
-  results: AttemptResult[],
+  results: LocatedResult[],
   policy: RetryPolicy,
 ): Promise<RecordedBatch> {
+  // The batch's events: each statement looks in their partitions only.
+  const eventIds = [...new Set(results.map((r) => r.eventId))];
   return inTransaction(pool, async (tx) => {
     const deliveries = await lockDeliveries(
       tx,
       results.map((r) => r.deliveryId),
+      eventIds,
     );
     const { rows: attempts } = await tx.query<AttemptRow>(
       `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[], $10::boolean[])
-           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers, succeeded))
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[], $10::boolean[], $11::text[])
+           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers, succeeded, event_id))
        UPDATE attempts a SET status = CASE WHEN r.succeeded THEN 'succeeded' ELSE 'failed' END, response_status = r.response_status, response_body = r.response_body,
               error = r.error, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
               request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
-       FROM r WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.status = 'pending'
+       FROM r WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.event_id = r.event_id
+         AND a.event_id = ANY($12::text[]) AND a.status = 'pending'
        RETURNING a.id, a.account_id, a.app_id, a.delivery_id, a.event_id, a.endpoint_id, a.attempt_number`,
       [
         results.map((r) => r.attemptId),
@@ -119,6 +123,8 @@ export async function recordBatch(
         results.map((r) => r.completedAt),
         results.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
         results.map((r) => r.succeeded),
+        results.map((r) => r.eventId),
+        eventIds,
       ],
     );
     if (!attempts.length) return { recorded: [], changes: [], release: [] };
@@ -196,7 +202,7 @@ export async function recordBatch(
          UPDATE deliveries d SET status = s.status, attempts = d.attempts + 1,
                 last_attempt_at = GREATEST(d.last_attempt_at, s.last_attempt_at),
                 next_attempt_at = s.next_attempt_at, updated_at = now()
-         FROM s WHERE d.id = s.id),
+         FROM s WHERE d.id = s.id AND d.event_id = ANY($28::text[])),
        n AS (
          INSERT INTO attempts (id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, status, url, scheduled_at, created_at)
          SELECT id, account_id, app_id, delivery_id, event_id, endpoint_id, attempt_number, 'pending', url, scheduled_at, now()
@@ -236,6 +242,7 @@ export async function recordBatch(
         ...flowColumns(
           [...flows.values()].filter((f) => JSON.stringify(f) !== flowsBefore.get(f.endpoint_id)),
         ),
+        eventIds,
       ],
     );
     const release = [...flows.values()]

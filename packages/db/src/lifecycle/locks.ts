@@ -21,12 +21,21 @@ export type LockedDelivery = {
   event_created_at: Date;
 };
 
-export async function lockDeliveries(tx: PoolClient, ids: string[]): Promise<Map<string, LockedDelivery>> {
+export async function lockDeliveries(
+  tx: PoolClient,
+  ids: string[],
+  /** Their events, when known: only those events' partitions are looked in. */
+  eventIds?: string[],
+): Promise<Map<string, LockedDelivery>> {
   const { rows } = await tx.query<LockedDelivery>(
-    `SELECT d.id, d.status, d.endpoint_id, ev.created_at AS event_created_at
-     FROM deliveries d JOIN events ev ON ev.id = d.event_id
-     WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`,
-    [ids],
+    eventIds
+      ? `SELECT d.id, d.status, d.endpoint_id, ev.created_at AS event_created_at
+         FROM deliveries d JOIN events ev ON ev.id = d.event_id
+         WHERE d.id = ANY($1) AND d.event_id = ANY($2) AND ev.id = ANY($2) ORDER BY d.id FOR NO KEY UPDATE OF d`
+      : `SELECT d.id, d.status, d.endpoint_id, ev.created_at AS event_created_at
+         FROM deliveries d JOIN events ev ON ev.id = d.event_id
+         WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`,
+    eventIds ? [ids, eventIds] : [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));
 }

@@ -8,6 +8,8 @@ import type { FlowChange, FlowSettings } from "./flow.ts";
 export type AttemptResult = {
   attemptId: string;
   deliveryId: string;
+  /** The attempt's event, where its rows are; null from senders that did not say (looked up). */
+  eventId: string | null;
   succeeded: boolean;
   responseStatus: number | null;
   /** Any text the receiver answered: made storable here (NUL and unpaired surrogates replaced). */
@@ -73,7 +75,32 @@ export async function recordResults(
 ): Promise<RecordedBatch> {
   const unique = [...new Map(results.map((r) => [r.attemptId, r])).values()];
   if (!unique.length) return { recorded: [], changes: [], release: [] };
-  return unique.every((r) => r.succeeded) ? recordSuccesses(pool, unique) : recordBatch(pool, unique, policy);
+  const located = await locate(pool, unique);
+  return located.every((r) => r.succeeded)
+    ? recordSuccesses(pool, located)
+    : recordBatch(pool, located, policy);
+}
+
+/** A result whose event is known: its rows are looked for in that event's partitions only. */
+export type LocatedResult = AttemptResult & { eventId: string };
+
+/**
+ * Results from senders that did not say their event (before `attempts.completed.v1`) get it
+ * from their attempt; one lookup through every partition, for those only. A result whose
+ * attempt is gone is left out: there is nothing to record it on.
+ */
+async function locate(pool: Pool, results: AttemptResult[]): Promise<LocatedResult[]> {
+  const unknown = results.filter((r) => r.eventId === null).map((r) => r.attemptId);
+  if (!unknown.length) return results as LocatedResult[];
+  const { rows } = await pool.query<{ id: string; event_id: string }>(
+    "SELECT id, event_id FROM attempts WHERE id = ANY($1::text[])",
+    [unknown],
+  );
+  const events = new Map(rows.map((r) => [r.id, r.event_id]));
+  return results.flatMap((r) => {
+    const eventId = r.eventId ?? events.get(r.attemptId);
+    return eventId ? [{ ...r, eventId }] : [];
+  });
 }
 
 type SuccessRow = {
@@ -91,16 +118,18 @@ type SuccessRow = {
 const RECORD_SUCCESSES = prepared(
   "record-successes",
   `WITH r AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[])
-         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers)),
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
+         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers, event_id)),
      locked AS MATERIALIZED (
-       SELECT d.id, d.status FROM deliveries d WHERE d.id = ANY($2::text[]) ORDER BY d.id FOR NO KEY UPDATE),
+       SELECT d.id, d.status FROM deliveries d WHERE d.id = ANY($2::text[]) AND d.event_id = ANY($9::text[])
+       ORDER BY d.id FOR NO KEY UPDATE),
      a AS (
        UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
               error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
               request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
        FROM r JOIN locked ON locked.id = r.delivery_id
-       WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.status = 'pending'
+       WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.event_id = r.event_id AND a.event_id = ANY($9::text[])
+         AND a.status = 'pending'
        RETURNING a.id, a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at, locked.status AS was),
      clock AS (
        UPDATE endpoints SET failing_since = NULL WHERE id IN (
@@ -110,8 +139,8 @@ const RECORD_SUCCESSES = prepared(
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id AND d.event_id = a.event_id)
-     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id`,
+       FROM a WHERE d.id = a.delivery_id AND d.event_id = a.event_id AND d.event_id = ANY($9::text[]))
+     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id AND ev.id = ANY($9::text[])`,
 );
 
 /**
@@ -120,11 +149,11 @@ const RECORD_SUCCESSES = prepared(
  * id order before their attempts are touched; the endpoints whose clock stops are locked in id
  * order too (a clock started after the success is left running).
  */
-async function recordSuccesses(pool: Pool, successes: AttemptResult[]): Promise<RecordedBatch> {
+async function recordSuccesses(pool: Pool, successes: LocatedResult[]): Promise<RecordedBatch> {
   return inTransaction(pool, (tx) => successesIn(tx, successes));
 }
 
-async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<RecordedBatch> {
+async function successesIn(db: Queryable, successes: LocatedResult[]): Promise<RecordedBatch> {
   const { rows } = await db.query<SuccessRow>(
     RECORD_SUCCESSES([
       successes.map((r) => r.attemptId),
@@ -135,6 +164,7 @@ async function successesIn(db: Queryable, successes: AttemptResult[]): Promise<R
       successes.map((r) => storableTextOrNull(r.traceId)),
       successes.map((r) => r.completedAt),
       successes.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
+      successes.map((r) => r.eventId),
     ]),
   );
   const recorded: Recorded[] = rows.map((r) => ({
