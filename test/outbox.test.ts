@@ -51,6 +51,35 @@ describe("the outbox", () => {
     expect(published.sort()).toEqual([...accepted].sort());
   });
 
+  it("publishes events accepted together several to a message, each once, and deletes their rows", async () => {
+    const queue = topologyNames(gw.prefix).queues.dispatcherEvents;
+    await drainQueue(queue);
+    const accepted = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const res = await gw.request("POST", "/v3/events", {
+          json: { app: "acme", type: "invoice.paid", data: { i } },
+        });
+        expect(res.status).toBe(201);
+        return res.body.id as string;
+      }),
+    );
+    await expect
+      .poll(() => gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 10_000, interval: 100 })
+      .toBe(0);
+    // Only dispatchers that read them take them: none of them in the single form's queue.
+    expect(await drainQueue(queue)).toEqual([]);
+    const messages = await drainQueue(topologyNames(gw.prefix).queues.dispatcherEventBatches);
+    const events = messages.flatMap((m) =>
+      m.name === "events.created.v1"
+        ? (m.body as { events: { event_id: string; traceparent?: string }[] }).events
+        : [m.body as { event_id: string }],
+    );
+    expect(events.map((e) => e.event_id).sort()).toEqual([...accepted].sort());
+    // Fewer messages than events: those committed together went together.
+    expect(messages.length).toBeLessThan(accepted.length);
+    expect(messages.every((m) => m.name === "events.created.v1")).toBe(true);
+  });
+
   it("relays a row a crashed process committed but never published", async () => {
     const queue = topologyNames(gw.prefix).queues.dispatcherEvents;
     await drainQueue(queue);

@@ -38,7 +38,7 @@ describe.each(["json", "form"] as const)("sending events with %s bodies", (mode)
     gw.request("POST", "/v3/events", mode === "json" ? { json: values } : { form: values });
 
   it("stores the event, answers 201 with empty deliveries, and queues it for the dispatcher", async () => {
-    const queue = topologyNames(gw.prefix).queues.dispatcherEvents;
+    const queue = topologyNames(gw.prefix).queues.dispatcherEventBatches;
     await expect.poll(() => gw.gateway.deps.prisma.outboxMessage.count(), { timeout: 5000 }).toBe(0);
     await drainQueue(queue);
     const data = { invoice_id: "in_1", amount: 1200, currency: "eur", nested: { ok: true } };
@@ -59,8 +59,10 @@ describe.each(["json", "form"] as const)("sending events with %s bodies", (mode)
     const messages = await drainQueue(queue);
     expect(messages).toEqual([
       expect.objectContaining({
-        name: "event.created.v1",
-        body: expect.objectContaining({ event_id: res.body.id, app_id: appId, type: "invoice.paid" }),
+        name: "events.created.v1",
+        body: {
+          events: [expect.objectContaining({ event_id: res.body.id, app_id: appId, type: "invoice.paid" })],
+        },
       }),
     ]);
   });

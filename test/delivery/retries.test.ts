@@ -109,29 +109,37 @@ describe("retries", () => {
   });
 });
 
-describe("senders reporting one outcome a message, as before attempts.completed.v1", () => {
-  it("are read as before: a failure schedules its retry, a success ends the delivery", async () => {
-    // SENDER_RESULTS_PER_MESSAGE=1: what an upgrade's rollout runs while older dispatchers remain.
-    const single = await startSystem({ RETRY_SCHEDULE: "1s", SENDER_RESULTS_PER_MESSAGE: "1" });
+describe("a rollout beside older dispatchers: one event and one outcome a message", () => {
+  it("is read as before: a failure schedules its retry, a success ends the delivery", async () => {
+    // What an upgrade's rollout runs while dispatchers older than the batched messages remain.
+    const single = await startSystem({
+      RETRY_SCHEDULE: "1s",
+      EVENTS_PER_MESSAGE: "1",
+      SENDER_RESULTS_PER_MESSAGE: "1",
+    });
     const r = await startReceiver();
     try {
       await setupApp(single, ["job.finished"]);
       const g = fixtures(single, r);
-      // What the sender publishes, by name.
-      const { broker } = single.senders[0]!;
+      // What the gateway and the sender publish, by name.
       const published: string[] = [];
-      const publish = broker.publish.bind(broker);
-      broker.publish = (name, ...rest) => {
-        published.push(name);
-        return publish(name, ...rest);
-      };
+      for (const broker of [single.gateway.deps.broker, single.senders[0]!.broker]) {
+        const publish = broker.publish.bind(broker);
+        broker.publish = (name, ...rest) => {
+          published.push(name);
+          return publish(name, ...rest);
+        };
+      }
       r.on("/once", (_req, n) => ({ status: n === 1 ? 500 : 200 }));
       const ep = await g.endpoint("/once");
       const events = await Promise.all([1, 2, 3].map((n) => g.send("job.finished", { n })));
       for (const e of events) await expect.poll(() => g.status(e, ep), { timeout: 15_000 }).toBe("succeeded");
       // The first request failed and was retried; every other went through once.
       expect(r.received("/once")).toHaveLength(4);
-      expect(published).toEqual(Array(4).fill("attempt.completed.v1"));
+      expect(published.sort()).toEqual([
+        ...Array(4).fill("attempt.completed.v1"),
+        ...Array(3).fill("event.created.v1"),
+      ]);
     } finally {
       await single.close();
       await r.close();

@@ -31,10 +31,18 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("scaling in %s",
       );
     expect(queueOf("herald-sender")).toEqual([queues.senderAttempts, queues.senderBacklog]);
     const dispatcherQueues = queueOf("herald-dispatcher");
-    expect(dispatcherQueues).toContain(queues.dispatcherEvents);
+    for (const queue of [
+      queues.dispatcherEvents,
+      queues.dispatcherEventBatches,
+      queues.dispatcherResults,
+      queues.dispatcherResultBatches,
+    ])
+      expect(dispatcherQueues).toContain(queue);
     const own = [
       queues.dispatcherEvents,
+      queues.dispatcherEventBatches,
       queues.dispatcherResults,
+      queues.dispatcherResultBatches,
       queues.dispatcherRetries,
       queues.dispatcherControl,
     ];

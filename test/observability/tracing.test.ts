@@ -127,7 +127,7 @@ describe("one trace per event", () => {
       .poll(
         () =>
           otlp.spans.filter(
-            (s) => s.name === "record attempt result" && s.attributes["herald.event_id"] === eventId,
+            (s) => s.name === "process attempt.completed.v1" && s.attributes["herald.event_id"] === eventId,
           ).length,
         {
           timeout: 20_000,

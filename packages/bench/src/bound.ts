@@ -1,3 +1,4 @@
+import { EVENTS_PER_MESSAGE, RESULTS_PER_MESSAGE } from "@herald/contracts";
 import type { Ceilings } from "./ceilings.ts";
 
 /**
@@ -5,16 +6,21 @@ import type { Ceilings } from "./ceilings.ts";
  * broker messages were all it cost (no PostgreSQL, no Herald code), at this run's ceilings.
  * Each ceiling is measured with the whole machine to itself, so one unit of it costs
  * 1 / ceiling seconds of the machine, and the units of one delivery add up: no figure can pass
- * its bound, whatever the code does. Today an event is one broker message (gateway →
- * dispatcher), and each delivery two more (the attempt request to a sender, its result back).
+ * its bound, whatever the code does. An event travels to the dispatchers with others, up to
+ * EVENTS_PER_MESSAGE a message; each delivery adds an attempt request to a sender (a message of
+ * its own) and its result back, with others, up to RESULTS_PER_MESSAGE a message. At best,
+ * under load, each shares its message with as many as it can carry.
  */
 export type Unit = { http: number; messages: number };
 
 export const COSTS = {
-  /** The event's POST, and its message to the dispatchers. */
-  ingest: { http: 1, messages: 1 },
-  /** Per delivery: the event's share of both, the webhook POST, an attempt request and a result. */
-  endToEnd: (endpoints: number): Unit => ({ http: 1 + 1 / endpoints, messages: 2 + 1 / endpoints }),
+  /** The event's POST, and its share of a message to the dispatchers. */
+  ingest: { http: 1, messages: 1 / EVENTS_PER_MESSAGE },
+  /** Per delivery: the event's share of both, the webhook POST, an attempt request and a result's share. */
+  endToEnd: (endpoints: number): Unit => ({
+    http: 1 + 1 / endpoints,
+    messages: 1 + 1 / RESULTS_PER_MESSAGE + 1 / (EVENTS_PER_MESSAGE * endpoints),
+  }),
 };
 
 export type Bound = { name: string; perSecond: number; ratioToHttp: number; unit: Unit };

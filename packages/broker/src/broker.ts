@@ -68,6 +68,11 @@ export class Broker {
     this.topology = topologyNames(options.prefix);
   }
 
+  /** Whether a handler's error is worth retrying in place: the broker's own, or the `isTransient` given. */
+  isTransient(err: unknown): boolean {
+    return isTransientBrokerError(err) || (this.options.isTransient?.(err) ?? false);
+  }
+
   get connected(): boolean {
     return this.channel !== null;
   }
@@ -263,13 +268,13 @@ export class Broker {
     prefetch: number,
     handle: ConsumerOptions["handle"],
   ): Promise<Consumer> {
-    const { logger, isTransient } = this.options;
+    const { logger } = this.options;
     const consumer = new Consumer({
       queue: this.topology.queues[role],
       prefetch,
       logger,
       handle,
-      policy: defaultPolicy((err) => isTransientBrokerError(err) || (isTransient?.(err) ?? false)),
+      policy: defaultPolicy((err) => this.isTransient(err)),
       deadLetter: (msg, headers) => this.copyToDead(msg, headers),
       onDeadLettered: (queue, reason) => {
         for (const listen of this.deadListeners) listen(queue, reason);

@@ -1,3 +1,4 @@
+export { type BatchPublisher, batchPublisher, handleItems, type Item, type Traced } from "./batches.ts";
 export { Broker, type BrokerOptions, type PublishOptions } from "./broker.ts";
 export {
   type BatchSpec,

@@ -7,7 +7,9 @@ import type { Channel } from "amqplib";
  *
  * - `<p>.messages`: a direct exchange; a message's routing key is its catalog name.
  * - one quorum queue per consumer role, bound to the names that role handles (the senders'
- *   two lanes excepted: see LANES);
+ *   two lanes excepted: see LANES). A message of a new form gets a queue of its own (the
+ *   batches), so that only the dispatchers that know it consume it: during a rolling upgrade,
+ *   older ones never see it, and it waits for the newer ones;
  * - `<p>.dead`: where a message goes when it does not parse, when its handler failed on it
  *   alone 5 times (see settle.ts), or after `DELIVERY_LIMIT` redeliveries: a poison message
  *   must not hold its queue. The consumer's copies carry the reason in `x-herald-*` headers.
@@ -28,9 +30,10 @@ const DELIVERY_LIMIT = 20;
  */
 export const queueMessages = {
   dispatcherEvents: ["event.created.v1"],
+  dispatcherEventBatches: ["events.created.v1"],
   dispatcherControl: ["endpoint.deleted.v1", "event.erased.v1", "replay.requested.v1", "app.deleted.v1"],
-  // One result a message from senders before `attempts.completed.v1`, during a rolling upgrade.
-  dispatcherResults: ["attempts.completed.v1", "attempt.completed.v1"],
+  dispatcherResults: ["attempt.completed.v1"],
+  dispatcherResultBatches: ["attempts.completed.v1"],
   dispatcherRetries: ["retry.due.v1"],
   senderAttempts: ["attempt.requested.v1"],
   senderBacklog: ["attempt.requested.v1"],
@@ -55,8 +58,10 @@ export function topologyNames(prefix: string) {
     deadQueue: `${prefix}.dead`,
     queues: {
       dispatcherEvents: `${prefix}.dispatcher.events`,
+      dispatcherEventBatches: `${prefix}.dispatcher.event-batches`,
       dispatcherControl: `${prefix}.dispatcher.control`,
       dispatcherResults: `${prefix}.dispatcher.results`,
+      dispatcherResultBatches: `${prefix}.dispatcher.result-batches`,
       dispatcherRetries: `${prefix}.dispatcher.retries`,
       senderAttempts: `${prefix}.sender.attempts`,
       senderBacklog: `${prefix}.sender.backlog`,

@@ -36,6 +36,18 @@ const examples: { [K in MessageName]: MessageTypes[K] } = {
     type: "invoice.paid",
     created_at: "2026-11-23T10:00:00.000Z",
   },
+  "events.created.v1": {
+    events: [
+      {
+        event_id: "evt_1",
+        account_id: "acct_1",
+        app_id: "app_1",
+        type: "invoice.paid",
+        created_at: "2026-11-23T10:00:00.000Z",
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      },
+    ],
+  },
   "endpoint.deleted.v1": { endpoint_id: "ep_1", account_id: "acct_1", deleted_at: "2026-11-23T10:00:00Z" },
   "event.erased.v1": { event_id: "evt_1", account_id: "acct_1", erased_at: "2026-11-23T10:00:00Z" },
   "app.deleted.v1": { app_id: "app_1", account_id: "acct_1", deleted_at: "2026-11-23T10:00:00Z" },

@@ -25,7 +25,20 @@ export type EventCreatedV1 = {
   created_at: string;
   /** A test event, sent to this one endpoint only (absent: every subscribed endpoint). */
   only_endpoint?: string;
+  /** W3C `traceparent` of its publish span, when it travels in `events.created.v1`. */
+  traceparent?: string;
 };
+
+/**
+ * Several accepted events in one message: a gateway publishes what it committed while its
+ * previous publishes were being confirmed together. At most `EVENTS_PER_MESSAGE`.
+ */
+export type EventsCreatedV1 = {
+  events: EventCreatedV1[];
+};
+
+/** The most events one `events.created.v1` carries. */
+export const EVENTS_PER_MESSAGE = 100;
 
 /** The endpoint was deleted: its pending and retrying deliveries are dropped. */
 export type EndpointDeletedV1 = {
@@ -158,6 +171,7 @@ export type RetryDueV1 = {
 
 export type MessageTypes = {
   "event.created.v1": EventCreatedV1;
+  "events.created.v1": EventsCreatedV1;
   "endpoint.deleted.v1": EndpointDeletedV1;
   "event.erased.v1": EventErasedV1;
   "app.deleted.v1": AppDeletedV1;
@@ -173,6 +187,22 @@ export type MessageName = keyof MessageTypes;
 const isoTime = { type: "string", minLength: 1 } as const;
 const nullableString = { type: "string", nullable: true } as never;
 const nullableInt = { type: "integer", nullable: true } as never;
+
+const traceparent = { type: "string", maxLength: 128 } as never;
+
+const eventCreated: JSONSchemaType<EventCreatedV1> = {
+  type: "object",
+  required: ["event_id", "account_id", "app_id", "type", "created_at"],
+  properties: {
+    event_id: { type: "string" },
+    account_id: { type: "string" },
+    app_id: { type: "string" },
+    type: { type: "string" },
+    created_at: isoTime,
+    only_endpoint: { type: "string", nullable: true },
+    traceparent,
+  },
+};
 
 const attemptResult: JSONSchemaType<AttemptCompletedV1> = {
   type: "object",
@@ -201,8 +231,8 @@ const attemptResult: JSONSchemaType<AttemptCompletedV1> = {
     retry_after_ms: nullableInt,
     trace_id: nullableString,
     completed_at: isoTime,
-    event_id: { type: "string", maxLength: 64 } as never,
-    traceparent: { type: "string", maxLength: 128 } as never,
+    event_id: { type: "string", minLength: 1, maxLength: 64 } as never,
+    traceparent,
     request_headers: {
       type: "object",
       nullable: true,
@@ -213,16 +243,12 @@ const attemptResult: JSONSchemaType<AttemptCompletedV1> = {
 };
 
 const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
-  "event.created.v1": {
+  "event.created.v1": eventCreated,
+  "events.created.v1": {
     type: "object",
-    required: ["event_id", "account_id", "app_id", "type", "created_at"],
+    required: ["events"],
     properties: {
-      event_id: { type: "string" },
-      account_id: { type: "string" },
-      app_id: { type: "string" },
-      type: { type: "string" },
-      created_at: isoTime,
-      only_endpoint: { type: "string", nullable: true },
+      events: { type: "array", items: eventCreated, minItems: 1, maxItems: EVENTS_PER_MESSAGE },
     },
   },
   "endpoint.deleted.v1": {

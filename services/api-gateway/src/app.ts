@@ -55,6 +55,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   outbox = new Outbox(prisma, pool, broker, logger, {
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
+    eventsPerMessage: config.eventsPerMessage,
   });
   const deps: Deps = {
     config,

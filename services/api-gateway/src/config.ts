@@ -1,3 +1,4 @@
+import { EVENTS_PER_MESSAGE } from "@herald/contracts";
 import { ConfigReader, type Env } from "@herald/runtime";
 import { API_KEY_FORMAT } from "./http/auth.ts";
 import { DEFAULT_WEB_DIST } from "./pages.ts";
@@ -23,6 +24,8 @@ export type GatewayConfig = {
   webDist: string;
   outboxRelayIntervalMs: number;
   outboxRelayAfterMs: number;
+  /** Accepted events published per message at most; 1 publishes `event.created.v1`, one each. */
+  eventsPerMessage: number;
   /** Customers' schemas: checked and compiled on worker threads, each within a time and heap. */
   schemaWorkers: number;
   schemaCompileTimeoutMs: number;
@@ -58,6 +61,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.
     outboxRelayAfterMs: r.duration("OUTBOX_RELAY_AFTER", 5000),
+    // 1 while dispatchers older than `events.created.v1` still run (an upgrade's rollout).
+    eventsPerMessage: r.int("EVENTS_PER_MESSAGE", EVENTS_PER_MESSAGE, { min: 1, max: EVENTS_PER_MESSAGE }),
     schemaWorkers: r.int("SCHEMA_WORKERS", 2, { min: 1, max: 16 }),
     schemaCompileTimeoutMs: r.duration("SCHEMA_COMPILE_TIMEOUT", 2000),
     schemaValidateTimeoutMs: r.duration("SCHEMA_VALIDATE_TIMEOUT", 500),

@@ -1,7 +1,7 @@
-import type { Broker } from "@herald/broker";
-import type { MessageName, MessageTypes } from "@herald/contracts";
+import { type BatchPublisher, type Broker, batchPublisher } from "@herald/broker";
+import type { EventCreatedV1, MessageName, MessageTypes } from "@herald/contracts";
 import { newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
-import { contextFrom, type Logger, traceHeaders } from "@herald/runtime";
+import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
 /**
  * The transactional outbox. A change and the message announcing it are written in one
@@ -10,6 +10,11 @@ import { contextFrom, type Logger, traceHeaders } from "@herald/runtime";
  * older than `relayAfterMs` that is still there: the broker was down, the process died
  * between commit and confirm, or the confirm was lost. A message can so be published twice;
  * consumers dedupe by the ids inside it (the dispatcher by event id).
+ *
+ * Accepted events are published several to a message (`events.created.v1`, at most
+ * `eventsPerMessage`, EVENTS_PER_MESSAGE): those committed while the last ones were being
+ * confirmed go together (the broker's batchPublisher), each row deleted once the message
+ * carrying it is confirmed. The relay republishes rows one a message.
  */
 export type OutboxRow = { id: bigint; name: string; messageId: string; payload: unknown; headers: unknown };
 
@@ -32,7 +37,13 @@ const DELETE_CONFIRMED = prepared(
   "DELETE FROM outbox WHERE id = ANY($1::bigint[])",
 );
 
-export type OutboxOptions = { relayIntervalMs: number; relayAfterMs: number; batchSize?: number };
+export type OutboxOptions = {
+  relayIntervalMs: number;
+  relayAfterMs: number;
+  batchSize?: number;
+  /** Events per message at most; 1 publishes each alone, as `event.created.v1`. */
+  eventsPerMessage?: number;
+};
 
 export class Outbox {
   private timer: NodeJS.Timeout | null = null;
@@ -40,6 +51,7 @@ export class Outbox {
   private confirmed: bigint[] = [];
   private flushing: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly events: BatchPublisher<EventCreatedV1> | null;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -47,7 +59,19 @@ export class Outbox {
     private readonly broker: Broker,
     private readonly logger: Logger,
     private readonly options: OutboxOptions,
-  ) {}
+  ) {
+    const perMessage = options.eventsPerMessage ?? 1;
+    this.events =
+      perMessage > 1
+        ? batchPublisher(
+            broker,
+            "events.created.v1",
+            "event.created.v1",
+            (events: EventCreatedV1[]) => ({ events }),
+            perMessage,
+          )
+        : null;
+  }
 
   /** A message as the outbox stores it, carrying the active trace context (the request's). */
   message<K extends MessageName>(name: K, payload: MessageTypes[K]): Omit<OutboxRow, "id"> {
@@ -82,10 +106,16 @@ export class Outbox {
   }
 
   private async publish(row: OutboxRow): Promise<void> {
-    await this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
-      messageId: row.messageId,
-      context: contextFrom(row.headers as Record<string, string>),
-    });
+    const trace = contextFrom(row.headers as Record<string, string>);
+    if (this.events && row.name === "event.created.v1") {
+      const { events } = this;
+      await context.with(trace, () => events.add(row.payload as EventCreatedV1));
+    } else {
+      await this.broker.publish(row.name as MessageName, row.payload as MessageTypes[MessageName], {
+        messageId: row.messageId,
+        context: trace,
+      });
+    }
     this.confirmed.push(row.id);
     if (this.confirmed.length >= 200) void this.flush();
     else this.flushSoon();

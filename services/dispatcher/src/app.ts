@@ -76,15 +76,33 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
         maxRunning: 2,
         maxHoldMs: 100,
       };
+      // Messages of several events or results: sized so that the items in hand, and in one
+      // transaction, stay near what DISPATCHER_PREFETCH and DISPATCHER_BATCH give one a message.
+      const perBatchMessage = 16;
+      const batches = {
+        ...batch,
+        maxSize: Math.max(1, Math.ceil(config.batchSize / perBatchMessage)),
+      };
+      const batchPrefetch = Math.max(2, Math.ceil(config.prefetch / perBatchMessage));
       await broker.consumeBatch(
         "dispatcherEvents",
         { handler: (m) => fanOut(deps, m), ...batch },
         config.prefetch,
       );
       await broker.consumeBatch(
+        "dispatcherEventBatches",
+        { handler: (m) => fanOut(deps, m), ...batches },
+        batchPrefetch,
+      );
+      await broker.consumeBatch(
         "dispatcherResults",
         { handler: (m) => recordResults(deps, m), ...batch },
         config.prefetch,
+      );
+      await broker.consumeBatch(
+        "dispatcherResultBatches",
+        { handler: (m) => recordResults(deps, m), ...batches },
+        batchPrefetch,
       );
       await broker.consume(
         "dispatcherRetries",

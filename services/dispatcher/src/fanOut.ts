@@ -1,4 +1,5 @@
-import type { Received } from "@herald/broker";
+import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
+import type { EventCreatedV1, EventsCreatedV1 } from "@herald/contracts";
 import { createDeliveries, eventsToFanOut, markFannedOut } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
@@ -14,8 +15,26 @@ import { releaseAttempts } from "./releaseAttempts.ts";
  * Redelivery is harmless by the unique keys delivery (event_id, endpoint_id) and attempt
  * (delivery_id, attempt_number), and the gate sends only attempts not yet handed to a sender
  * (`sent_at` null): the outbox relay may publish an event twice.
+ *
+ * Gateways publish several events a message (`events.created.v1`; their outbox relay and older
+ * gateways one, as `event.created.v1`): each is fanned out in a span of its own under its
+ * request's trace, and one event the database refuses does not hold back the others in its
+ * message (handleItems).
  */
-export async function fanOut(deps: DispatcherDeps, messages: Received<"event.created.v1">[]): Promise<void> {
+export async function fanOut(
+  deps: DispatcherDeps,
+  messages: ReceivedOf<"events.created.v1" | "event.created.v1">[],
+): Promise<void> {
+  await handleItems<EventCreatedV1>(
+    messages,
+    "event.created.v1",
+    (m) => (m.name === "events.created.v1" ? (m.body as EventsCreatedV1).events : null),
+    (items) => fanOutItems(deps, items),
+    (err) => deps.broker.isTransient(err),
+  );
+}
+
+async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[]): Promise<void> {
   const contexts = new Map(messages.map((m) => [m.body.event_id, m.context]));
   const onlyTo = new Map(
     messages.filter((m) => m.body.only_endpoint).map((m) => [m.body.event_id, m.body.only_endpoint!]),

@@ -13,7 +13,9 @@ export type DispatcherMetrics = ReturnType<typeof dispatcherMetrics>;
 export function dispatcherMetrics(registry: Registry, broker: Broker) {
   registerQueueGauges(registry, broker, [
     broker.topology.queues.dispatcherEvents,
+    broker.topology.queues.dispatcherEventBatches,
     broker.topology.queues.dispatcherResults,
+    broker.topology.queues.dispatcherResultBatches,
     broker.topology.queues.dispatcherRetries,
     broker.topology.queues.dispatcherControl,
   ]);

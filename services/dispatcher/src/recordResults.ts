@@ -1,16 +1,7 @@
-import type { ReceivedOf } from "@herald/broker";
-import type { AttemptCompletedV1 } from "@herald/contracts";
-import { isTransientDbError } from "@herald/db/errors";
+import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
+import type { AttemptCompletedV1, AttemptsCompletedV1 } from "@herald/contracts";
 import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
-import {
-  type Context,
-  context,
-  contextFrom,
-  type Span,
-  SpanStatusCode,
-  trace,
-  tracer,
-} from "@herald/runtime";
+import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
 import { nextDelay } from "./retryPolicy.ts";
@@ -30,80 +21,31 @@ import { nextDelay } from "./retryPolicy.ts";
  * Results also move the endpoint's flow (the lifecycle's flow.ts): unreachable attempts in a
  * row pause it (the circuit breaker), any answer resumes it, a Retry-After pauses it, a 429,
  * 502 or 504 without one slows it down; each change is logged and counted.
+ *
+ * Senders report several results a message (`attempts.completed.v1`; older ones one, as
+ * `attempt.completed.v1`): each is recorded in a span of its own under its attempt's trace, and
+ * one result the database refuses does not hold back the others in its message (handleItems).
  */
-/** One result in hand: its body and the context its record continues. */
-type Item = { body: AttemptCompletedV1; context: Context };
-
-/**
- * The results in a batch of messages: `attempts.completed.v1` carries several, each recorded
- * in a span of its own under the sender's span of its attempt (its `traceparent`), linked to
- * the message's; `attempt.completed.v1` (senders before it) carries one, recorded in the
- * message's span.
- */
-function resultsOf(messages: ReceivedOf<"attempts.completed.v1" | "attempt.completed.v1">[]): {
-  items: Item[];
-  spans: Span[];
-} {
-  const items: Item[] = [];
-  const spans: Span[] = [];
-  for (const m of messages) {
-    if (m.name === "attempt.completed.v1") {
-      items.push({ body: m.body, context: m.context });
-      continue;
-    }
-    const message = trace.getSpanContext(m.context);
-    for (const body of m.body.results) {
-      const parent = body.traceparent ? contextFrom({ traceparent: body.traceparent }) : m.context;
-      const span = tracer().startSpan(
-        "record attempt result",
-        { links: message ? [{ context: message }] : [] },
-        parent,
-      );
-      spans.push(span);
-      items.push({ body, context: trace.setSpan(parent, span) });
-    }
-  }
-  return { items, spans };
-}
-
 export async function recordResults(
   deps: DispatcherDeps,
   messages: ReceivedOf<"attempts.completed.v1" | "attempt.completed.v1">[],
 ): Promise<void> {
-  const { items, spans } = resultsOf(messages);
-  try {
-    await recordEach(deps, items);
-  } catch (err) {
-    for (const span of spans) span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-    throw err;
-  } finally {
-    for (const span of spans) span.end();
-  }
+  await handleItems<AttemptCompletedV1>(
+    messages,
+    "attempt.completed.v1",
+    // In the order they happened: recorded one by one, an older failure must not come last.
+    (m) =>
+      m.name === "attempts.completed.v1"
+        ? [...(m.body as AttemptsCompletedV1).results].sort(
+            (a, b) => Date.parse(a.completed_at) - Date.parse(b.completed_at),
+          )
+        : null,
+    (items) => recordItems(deps, items),
+    (err) => deps.broker.isTransient(err),
+  );
 }
 
-/**
- * The batch in one go; should the database refuse it (not a transient failure), each result on
- * its own, so that one bad result does not hold back the others sent in its message: they are
- * recorded, and the refusal is thrown for the consumer to retry and, in the end, dead-letter
- * the message (recording is idempotent, so those already recorded are not recorded twice).
- */
-async function recordEach(deps: DispatcherDeps, items: Item[]): Promise<void> {
-  try {
-    await recordItems(deps, items);
-  } catch (err) {
-    if (items.length < 2 || isTransientDbError(err)) throw err;
-    let refused: unknown = null;
-    for (const item of items) {
-      await recordItems(deps, [item]).catch((e: unknown) => {
-        if (isTransientDbError(e)) throw e;
-        refused ??= e;
-      });
-    }
-    if (refused) throw refused;
-  }
-}
-
-async function recordItems(deps: DispatcherDeps, items: Item[]): Promise<void> {
+async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>[]): Promise<void> {
   const { config, metrics, logger, broker } = deps;
   const policy: RetryPolicy = {
     nextDelay: (attemptNumber, retryAfterMs) => nextDelay(config.retrySchedule, attemptNumber, retryAfterMs),
@@ -115,7 +57,7 @@ async function recordItems(deps: DispatcherDeps, items: Item[]): Promise<void> {
     items.map(({ body: b }) => ({
       attemptId: b.attempt_id,
       deliveryId: b.delivery_id,
-      eventId: b.event_id ?? null,
+      eventId: b.event_id || null,
       succeeded: b.succeeded,
       responseStatus: b.response_status,
       responseBody: b.response_body,

@@ -1,14 +1,6 @@
 import { Broker } from "@herald/broker";
 import { type AttemptCompletedV1, RESULTS_PER_MESSAGE } from "@herald/contracts";
-import {
-  context,
-  createLogger,
-  startTelemetry,
-  type Telemetry,
-  trace,
-  traceHeaders,
-  tracer,
-} from "@herald/runtime";
+import { context, createLogger, startTelemetry, type Telemetry, trace, tracer } from "@herald/runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL } from "../../../test/support/env.ts";
 import { createQueuePrefix, drainQueue } from "../../../test/support/isolation.ts";
@@ -59,10 +51,12 @@ const outcome = (n: number): AttemptCompletedV1 => ({
 describe("the sender's result reports", () => {
   it("carry what finished together in one message, at most RESULTS_PER_MESSAGE, every result once", async () => {
     const b = await broker();
-    const reporter = resultReporter(b);
+    const reporter = resultReporter(b, RESULTS_PER_MESSAGE);
     const n = 300;
     await Promise.all(Array.from({ length: n }, (_, i) => reporter.report(outcome(i))));
-    const messages = await drainQueue(b.topology.queues.dispatcherResults);
+    const messages = await drainQueue(b.topology.queues.dispatcherResultBatches);
+    // Only dispatchers that read them take them: nothing of this form in the single form's queue.
+    expect(await drainQueue(b.topology.queues.dispatcherResults)).toEqual([]);
     const ids = messages.flatMap((m) =>
       (m.body as { results: AttemptCompletedV1[] }).results.map((r) => r.attempt_id),
     );
@@ -75,23 +69,26 @@ describe("the sender's result reports", () => {
     );
   });
 
-  it("send a lone result at once, with its attempt's trace context", async () => {
+  it("send a lone result at once, in its attempt's trace", async () => {
     const b = await broker();
-    const reporter = resultReporter(b);
+    const reporter = resultReporter(b, RESULTS_PER_MESSAGE);
     const span = tracer().startSpan("attempt");
     const ctx = trace.setSpan(context.active(), span);
     await context.with(ctx, () => reporter.report(outcome(1)));
     span.end();
-    const [message] = await drainQueue(b.topology.queues.dispatcherResults);
+    const [message] = await drainQueue(b.topology.queues.dispatcherResultBatches);
     const [result] = (message!.body as { results: AttemptCompletedV1[] }).results;
     expect(result!.attempt_id).toBe("atmpt_1");
-    expect(traceHeaders(ctx).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
-    expect(result!.traceparent).toBe(traceHeaders(ctx).traceparent);
+    // Its own publish span's, in the attempt's trace.
+    const [, traceId, spanId] = result!.traceparent!.split("-");
+    expect(traceId).toBe(span.spanContext().traceId);
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(spanId).not.toBe(span.spanContext().spanId);
   });
 
   it("fail each of their results when the broker does not confirm, for the request to be retried", async () => {
     const b = await broker();
-    const reporter = resultReporter(b);
+    const reporter = resultReporter(b, RESULTS_PER_MESSAGE);
     await b.close();
     const outcomes = await Promise.allSettled([1, 2, 3].map((i) => reporter.report(outcome(i))));
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
