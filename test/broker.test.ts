@@ -1,34 +1,14 @@
-import { Broker, BrokerUnavailableError, type Consumer, type ReceivedOf } from "@herald/broker";
-import { createLogger } from "@herald/runtime";
+import { BrokerUnavailableError, type Consumer, type ReceivedOf } from "@herald/broker";
 import type { Channel, Message } from "amqplib";
-import { afterEach, describe, expect, it } from "vitest";
-import { AMQP_URL } from "./support/env.ts";
-import { createQueuePrefix } from "./support/isolation.ts";
+import { describe, expect, it } from "vitest";
+import { testBroker } from "./support/broker.ts";
 
 /**
  * The consumer against a real RabbitMQ: it consumes again when the broker closes its channel
  * under a live connection, it stops without waiting out a handler that keeps failing, and in
  * batches a lone message goes at once while a busy consumer's next batch fills.
  */
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const clean of cleanups.splice(0)) await clean();
-});
-
-async function broker(): Promise<Broker> {
-  const queues = createQueuePrefix();
-  const b = new Broker({
-    url: AMQP_URL,
-    prefix: queues.prefix,
-    logger: createLogger("broker-test", process.env.TEST_LOG_LEVEL ?? "silent"),
-  });
-  expect(await b.start(5000)).toBe(true);
-  cleanups.push(async () => {
-    await b.close();
-    await queues.remove();
-  });
-  return b;
-}
+const broker = () => testBroker("broker-test");
 
 /** The tests publish the single form only. */
 const eventIdOf = (m: ReceivedOf<"event.created.v1" | "events.created.v1">) =>

@@ -1,37 +1,18 @@
-import { Broker } from "@herald/broker";
 import { type AttemptCompletedV1, RESULTS_PER_MESSAGE } from "@herald/contracts";
-import { context, createLogger, startTelemetry, type Telemetry, trace, tracer } from "@herald/runtime";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL } from "../../../test/support/env.ts";
-import { createQueuePrefix, drainQueue } from "../../../test/support/isolation.ts";
+import { context, startTelemetry, type Telemetry, trace, tracer } from "@herald/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testBroker } from "../../../test/support/broker.ts";
+import { drainQueue } from "../../../test/support/isolation.ts";
 import { resultReporter } from "./reports.ts";
 
 /** The sender's reports against a real RabbitMQ: several results a message, each confirmed. */
-const cleanups: (() => Promise<void>)[] = [];
 // Spans with real ids and the W3C propagator, exporting nothing (no OTLP endpoint).
 let telemetry: Telemetry;
 beforeAll(() => {
   telemetry = startTelemetry("reports-test", {});
 });
 afterAll(() => telemetry.shutdown());
-afterEach(async () => {
-  for (const clean of cleanups.splice(0)) await clean();
-});
-
-async function broker(): Promise<Broker> {
-  const queues = createQueuePrefix();
-  const b = new Broker({
-    url: AMQP_URL,
-    prefix: queues.prefix,
-    logger: createLogger("reports-test", "silent"),
-  });
-  expect(await b.start(5000)).toBe(true);
-  cleanups.push(async () => {
-    await b.close();
-    await queues.remove();
-  });
-  return b;
-}
+const broker = () => testBroker("reports-test");
 
 const outcome = (n: number): AttemptCompletedV1 => ({
   attempt_id: `atmpt_${n}`,
