@@ -1,21 +1,10 @@
 import { newId } from "@herald/db";
 import { eventsToFanOut } from "@herald/db/lifecycle";
-import { createPool, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { accountWithEndpoint } from "../support/appRows.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
-let pool: Pool;
-let drop: () => Promise<void>;
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 2);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
-});
+const pool = poolOnOwnDatabase(2);
 
 describe("an event erased before its fan-out", () => {
   it("gets no deliveries: fan-out passes it by, and takes the one beside it", async () => {

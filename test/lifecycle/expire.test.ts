@@ -1,21 +1,11 @@
 import { newId } from "@herald/db";
 import { expireEvents } from "@herald/db/lifecycle";
-import { createPool, inTransaction, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inTransaction } from "@herald/db/pool";
+import { describe, expect, it } from "vitest";
 import { accountWithEndpoint } from "../support/appRows.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
-let pool: Pool;
-let drop: () => Promise<void>;
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 2);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
-});
+const pool = poolOnOwnDatabase(2);
 
 describe("expiring an account's events", () => {
   it("takes only events done with: fanned out, and with no delivery pending or retrying", async () => {

@@ -9,10 +9,10 @@ import {
   rangeSuffix,
   rangesBefore,
 } from "@herald/db/lifecycle";
-import { createPool, inTransaction, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inTransaction } from "@herald/db/pool";
+import { describe, expect, it } from "vitest";
 import { accountWithEndpoint } from "../support/appRows.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -87,17 +87,7 @@ describe("planning the log's ranges", () => {
   });
 });
 
-let pool: Pool;
-let drop: () => Promise<void>;
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 3);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
-});
+const pool = poolOnOwnDatabase(3);
 
 async function partitionOf(table: string, key: string, column = "id"): Promise<string | null> {
   const { rows } = await pool.query<{ name: string }>(

@@ -1,22 +1,11 @@
 import { newId } from "@herald/db";
 import { purgeApp } from "@herald/db/lifecycle";
-import { createPool, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { appRows } from "../support/appRows.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
 /** An app's rows go in slices that each end in time, carried on by the next call. */
-let pool: Pool;
-let drop: () => Promise<void>;
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 4);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
-});
+const pool = poolOnOwnDatabase(4);
 
 /** An app with one endpoint and `n` events, each with a delivery and two attempts. */
 async function appWith(n: number, deleted: boolean): Promise<string> {

@@ -7,10 +7,9 @@ import {
   release,
   wakeForgotten,
 } from "@herald/db/lifecycle";
-import { createPool, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/dispatcher/src/config.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
 /**
  * The release gate on a database of its own: several releases at once never let more of an
@@ -19,23 +18,15 @@ import { createTestDatabase } from "../support/isolation.ts";
  * before it, a count in flight that leaked is lowered, and an attempt sent long ago with no
  * result is claimed to be sent again.
  */
-let pool: Pool;
-let drop: () => Promise<void>;
+const pool = poolOnOwnDatabase(12);
 const account = newId("account");
 const app = newId("app");
 /** The dispatcher's defaults, with a small in-flight limit. */
 const settings: FlowSettings = { ...loadConfig({}).flow, maxInFlight: 5 };
 
 beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 12);
   await pool.query("INSERT INTO accounts (id, name) VALUES ($1, 'a')", [account]);
   await pool.query("INSERT INTO apps (id, account_id, name) VALUES ($1, $2, 'a')", [app, account]);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
 });
 
 async function endpoint(extra: { rate_limit?: number; max_in_flight?: number } = {}): Promise<string> {

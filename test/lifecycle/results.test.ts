@@ -1,9 +1,8 @@
 import { newId } from "@herald/db";
 import { type AttemptResult, dropDeliveries, type RetryPolicy, recordResults } from "@herald/db/lifecycle";
-import { createPool, type Pool } from "@herald/db/pool";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/dispatcher/src/config.ts";
-import { createTestDatabase } from "../support/isolation.ts";
+import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
 
 /**
  * The lifecycle's result recording, on a database of its own: what each result leads to, that a
@@ -11,8 +10,7 @@ import { createTestDatabase } from "../support/isolation.ts";
  * endpoint's failure clock, and that results and a drop of the same deliveries, concurrent,
  * apply one after the other without a deadlock.
  */
-let pool: Pool;
-let drop: () => Promise<void>;
+const pool = poolOnOwnDatabase(8);
 const account = newId("account");
 const app = newId("app");
 const policy: RetryPolicy = {
@@ -22,15 +20,8 @@ const policy: RetryPolicy = {
 };
 
 beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  pool = createPool(db.url, 8);
   await pool.query("INSERT INTO accounts (id, name) VALUES ($1, 'a')", [account]);
   await pool.query("INSERT INTO apps (id, account_id, name) VALUES ($1, $2, 'a')", [app, account]);
-});
-afterAll(async () => {
-  await pool.end();
-  await drop();
 });
 
 async function endpoint(): Promise<string> {

@@ -6,7 +6,7 @@ import type { Broker } from "./broker.ts";
  * The batching itself, with publishes whose confirms the test gives: what goes in which
  * message, and when each caller's promise settles. (Against RabbitMQ: services/sender.)
  */
-function confirmsByHand() {
+function confirmsByHand(perMessage: number) {
   const sent: { items: number[]; confirm: () => void; fail: (err: Error) => void }[] = [];
   const broker = {
     publish: (_name: string, payload: { results: { n: number }[] }) =>
@@ -14,21 +14,21 @@ function confirmsByHand() {
         sent.push({ items: payload.results.map((r) => r.n), confirm, fail }),
       ),
   } as unknown as Broker;
-  return { broker, sent };
+  const publisher = batchPublisher<"attempts.completed.v1", { n: number; traceparent?: string }>(
+    broker,
+    "attempts.completed.v1",
+    "attempt.completed.v1",
+    (results: { n: number }[]) => ({ results }) as never,
+    perMessage,
+  );
+  return { p: publisher, sent };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe("a batch publisher", () => {
   it("sends a lone item at once, holds what comes while two are unconfirmed, then sends it together", async () => {
-    const { broker, sent } = confirmsByHand();
-    const p = batchPublisher<"attempts.completed.v1", { n: number; traceparent?: string }>(
-      broker,
-      "attempts.completed.v1",
-      "attempt.completed.v1",
-      (results: { n: number }[]) => ({ results }) as never,
-      3,
-    );
+    const { p, sent } = confirmsByHand(3);
     const settled: number[] = [];
     const add = (n: number) => p.add({ n }).then(() => settled.push(n));
     void add(1);
@@ -53,14 +53,7 @@ describe("a batch publisher", () => {
   });
 
   it("fails exactly the items of a message that was not confirmed", async () => {
-    const { broker, sent } = confirmsByHand();
-    const p = batchPublisher<"attempts.completed.v1", { n: number; traceparent?: string }>(
-      broker,
-      "attempts.completed.v1",
-      "attempt.completed.v1",
-      (results: { n: number }[]) => ({ results }) as never,
-      10,
-    );
+    const { p, sent } = confirmsByHand(10);
     const outcomes = [1, 2, 3].map((n) =>
       p.add({ n }).then(
         () => "ok",

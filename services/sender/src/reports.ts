@@ -15,7 +15,11 @@ export type Reporter = {
  * senders did before, which is what older dispatchers read.
  */
 export function resultReporter(broker: Broker, perMessage: number): Reporter {
-  if (perMessage === 1) return { report: (result) => broker.publish("attempt.completed.v1", result) };
+  if (perMessage === 1)
+    return {
+      report: (result) =>
+        broker.publish("attempt.completed.v1", result, { messageId: `${result.attempt_id}.result` }),
+    };
   const publisher = batchPublisher(
     broker,
     "attempts.completed.v1",
