@@ -12,6 +12,7 @@ import { eventErasureRoutes } from "./resources/eventErasure.ts";
 import { eventRoutes, eventSchemas } from "./resources/events.ts";
 import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
 import { jsonSchemaRoutes, jsonSchemaSchemas } from "./resources/jsonSchema.ts";
+import { operationalRoutes, operationalSchemas } from "./resources/operational.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays.ts";
 import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
 import { statsRoutes, statsSchemas } from "./resources/stats.ts";
@@ -32,6 +33,7 @@ export const routes: RouteSpec[] = [
   ...eventErasureRoutes,
   ...eventDeliveryRoutes,
   ...attemptRoutes,
+  ...operationalRoutes,
   ...apiKeyRoutes,
   ...sessionRoutes,
   ...dashboardSessionRoutes,
@@ -47,6 +49,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...replaySchemas,
   ...eventSchemas,
   ...attemptSchemas,
+  ...operationalSchemas,
   ...apiKeySchemas,
   ...sessionSchemas,
   ...dashboardSessionSchemas,

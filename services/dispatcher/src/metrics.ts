@@ -36,6 +36,11 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
       help: "Ranges of the delivery log (events, deliveries, attempts) dropped whole once past the longest retention",
       registers: [registry],
     }),
+    operationalEvents: new Counter({
+      name: "herald_operational_events_total",
+      help: "Operational events made (endpoint.disabled, delivery.exhausted, ...) for accounts' operational endpoints",
+      registers: [registry],
+    }),
     retriesScheduled: new Counter({
       name: "herald_retries_scheduled_total",
       help: "Retries scheduled after a failed attempt",

@@ -2,6 +2,7 @@ import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
 import type { AttemptCompletedV1, AttemptsCompletedV1 } from "@herald/contracts";
 import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
+import { announce } from "./announce.ts";
 import type { DispatcherDeps } from "./deps.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
 import { nextDelay } from "./retryPolicy.ts";
@@ -52,7 +53,7 @@ async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>
     disableAfterMs: config.endpointDisableAfterMs,
     flow: config.flow,
   };
-  const { recorded, changes, release } = await record(
+  const { recorded, changes, release, staged } = await record(
     deps.db,
     items.map(({ body: b }) => ({
       attemptId: b.attempt_id,
@@ -102,6 +103,7 @@ async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>
     else if (c.change === "resumed") logger.info(line, "endpoint answering again: held attempts resume");
     else logger.info(line, "endpoint slowed down: fewer attempts in flight until then");
   }
+  await announce(deps, staged);
   // Room was made where attempts wait for it: the next go now, not at the gate's next poll.
   await releaseAttempts(deps, { endpoints: release });
   // After the commit. Should a publish be lost, the sweeper sends the attempt once overdue.

@@ -10,6 +10,7 @@ import {
   lockEndpoints,
   lockFlows,
 } from "./locks.ts";
+import { flowNotice, type Notice, stageNotices } from "./operational.ts";
 import type { AttemptResult, LocatedResult, Recorded, RecordedBatch, RetryPolicy } from "./results.ts";
 
 type AttemptRow = {
@@ -27,6 +28,8 @@ type Step = {
   nextAttemptAt: Date | null;
   retryDelayMs: number | null;
   disabledReason: string | null;
+  /** The schedule ran out: failed, with the endpoint neither disabled nor deleted. */
+  exhausted?: true;
 };
 
 function days(ms: number): string {
@@ -72,7 +75,10 @@ function nextStep(
     endpoint.deleted || endpoint.disabled
       ? null
       : policy.nextDelay(attempt.attempt_number, result.retryAfterMs);
-  if (delayMs === null) return { status: endpoint.deleted ? "dropped" : "failed", ...ended, disabledReason };
+  if (delayMs === null) {
+    if (endpoint.deleted) return { status: "dropped", ...ended, disabledReason };
+    return { status: "failed", ...ended, disabledReason, ...(endpoint.disabled ? {} : { exhausted: true }) };
+  }
   return {
     status: "retrying",
     nextAttemptAt: new Date(Date.now() + delayMs),
@@ -127,7 +133,7 @@ export async function recordBatch(
         eventIds,
       ],
     );
-    if (!attempts.length) return { recorded: [], changes: [], release: [] };
+    if (!attempts.length) return { recorded: [], changes: [], release: [], staged: [] };
     const byId = new Map(results.map((r) => [r.attemptId, r]));
     const ordered = attempts
       .map((attempt) => ({ attempt, result: byId.get(attempt.id)! }))
@@ -141,6 +147,7 @@ export async function recordBatch(
     const flows = await lockFlows(tx, [...new Set(ordered.map((o) => o.attempt.endpoint_id))]);
     const flowsBefore = new Map([...flows].map(([id, f]) => [id, JSON.stringify(f)]));
     const changes: FlowChange[] = [];
+    const notices: Notice[] = [];
 
     const recorded: Recorded[] = [];
     const next: { attempt: AttemptRow; id: string; scheduledAt: Date; url: string }[] = [];
@@ -159,6 +166,7 @@ export async function recordBatch(
         policy.flow,
       );
       if (change) changes.push(change);
+      notices.push(...noticesOf(step, change, attempt, result));
       // Held attempts of an endpoint just disabled are ended by the gate, now.
       if (step.disabledReason && flow.next_release_at) flow.next_release_at = result.completedAt;
       const retryId = step.retryDelayMs === null ? null : newId("attempt");
@@ -248,8 +256,41 @@ export async function recordBatch(
     const release = [...flows.values()]
       .filter((f) => f.held_by === "max_in_flight")
       .map((f) => f.endpoint_id);
-    return { recorded, changes, release };
+    return { recorded, changes, release, staged: await stageNotices(tx, notices) };
   });
+}
+
+/** What the account's operational endpoints are told of one result (operational.ts). */
+function noticesOf(
+  step: Step,
+  change: FlowChange | null,
+  attempt: AttemptRow,
+  result: AttemptResult,
+): Notice[] {
+  const at = result.completedAt.toISOString();
+  const notices: Notice[] = [];
+  const endpointId = attempt.endpoint_id;
+  if (step.disabledReason)
+    notices.push({
+      type: "endpoint.disabled",
+      endpointId,
+      data: { trigger: "automatic", reason: step.disabledReason, disabled_at: at },
+    });
+  const paused = change && flowNotice(change, result.completedAt);
+  if (paused) notices.push(paused);
+  if (step.exhausted)
+    notices.push({
+      type: "delivery.exhausted",
+      endpointId,
+      eventId: attempt.event_id,
+      data: {
+        delivery: attempt.delivery_id,
+        attempts: attempt.attempt_number,
+        last_attempt: { id: attempt.id, response_status: result.responseStatus, error: result.error },
+        failed_at: at,
+      },
+    });
+  return notices;
 }
 
 /** The columns a result may change of each flow, in the order of the statement above. */

@@ -154,6 +154,8 @@ export type FlowChange = {
   change: "paused" | "resumed" | "slowed";
   reason: PauseReason | "slow_down" | null;
   until: Date | null;
+  /** A pause after its probe failed too: the endpoint was paused already. */
+  again?: true;
 };
 
 export type ResultSignal = {
@@ -198,7 +200,8 @@ export function afterResult(
       flow.pause_reason = "not_responding";
       flow.paused_until = plus(r.completedAt, probeBackoff(flow.opens, s));
       flow.opens += 1;
-      return change("paused", "not_responding", flow.paused_until);
+      const paused = change("paused", "not_responding", flow.paused_until);
+      return open ? { ...paused, again: true } : paused;
     }
     return null;
   }

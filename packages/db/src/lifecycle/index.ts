@@ -20,6 +20,14 @@ export {
 } from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export {
+  flowNotice,
+  type Notice,
+  OPERATIONAL_TYPES,
+  type OperationalType,
+  type StagedMessage,
+  stageNotices,
+} from "./operational.ts";
+export {
   createRanges,
   dropRange,
   type Hold,

@@ -1,6 +1,7 @@
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool, type Queryable } from "../pool.ts";
 import { lockDeliveries } from "./locks.ts";
+import { type StagedMessage, stageNotices } from "./operational.ts";
 
 /**
  * Which of an endpoint's `failed` deliveries a replay takes (replay.requested.v1): never those
@@ -113,10 +114,25 @@ export async function replayBatch(
 
 /**
  * Frees what the replay claimed and did not take (its endpoint was disabled), then marks it
- * `completed`. In that order: a crash between them leaves it `running`, and the message sent
- * again completes it; the other way round, its claims would stay for good.
+ * `completed`, with its `replay.completed` operational event, the first time only. In that
+ * order: a crash between them leaves it `running`, and the message sent again completes it; the
+ * other way round, its claims would stay for good. Returns the operational event's outbox rows.
  */
-export async function completeReplay(db: Queryable, replayId: string): Promise<void> {
-  await db.query("UPDATE deliveries SET replay_id = NULL WHERE replay_id = $1", [replayId]);
-  await db.query("UPDATE replays SET status = 'completed', completed_at = now() WHERE id = $1", [replayId]);
+export async function completeReplay(pool: Pool, replayId: string): Promise<StagedMessage[]> {
+  await pool.query("UPDATE deliveries SET replay_id = NULL WHERE replay_id = $1", [replayId]);
+  return inTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ endpoint_id: string; queued: number; completed_at: Date }>(
+      `UPDATE replays SET status = 'completed', completed_at = now() WHERE id = $1 AND status <> 'completed'
+       RETURNING endpoint_id, queued, completed_at`,
+      [replayId],
+    );
+    return stageNotices(
+      tx,
+      rows.map((r) => ({
+        type: "replay.completed",
+        endpointId: r.endpoint_id,
+        data: { replay: replayId, queued: r.queued, completed_at: r.completed_at.toISOString() },
+      })),
+    );
+  });
 }

@@ -3,6 +3,7 @@ import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
 import type { FlowChange, FlowSettings } from "./flow.ts";
+import { flowNotice, type StagedMessage, stageNotices } from "./operational.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -38,6 +39,8 @@ export type RecordedBatch = {
   changes: FlowChange[];
   /** Endpoints with attempts held by their in-flight limit: these results made room. */
   release: string[];
+  /** Operational events these results made (operational.ts): publish after the commit. */
+  staged: StagedMessage[];
 };
 
 /** What one recorded result did. */
@@ -74,7 +77,7 @@ export async function recordResults(
   policy: RetryPolicy,
 ): Promise<RecordedBatch> {
   const unique = [...new Map(results.map((r) => [r.attemptId, r])).values()];
-  if (!unique.length) return { recorded: [], changes: [], release: [] };
+  if (!unique.length) return { recorded: [], changes: [], release: [], staged: [] };
   const located = await locate(pool, unique);
   return located.every((r) => r.succeeded)
     ? recordSuccesses(pool, located)
@@ -180,7 +183,10 @@ async function successesIn(db: Queryable, successes: LocatedResult[]): Promise<R
     retry: null,
     disabledReason: null,
   }));
-  return { recorded, ...(await answered(db, rows)) };
+  const { changes, release } = await answered(db, rows);
+  const answeredAt = new Map(rows.map((r) => [r.endpoint_id, r.completed_at]));
+  const notices = changes.flatMap((c) => flowNotice(c, answeredAt.get(c.endpointId)!) ?? []);
+  return { recorded, changes, release, staged: await stageNotices(db, notices) };
 }
 
 const ANSWERED = prepared(

@@ -1,4 +1,5 @@
 import type { RouteSpec, Schema } from "../http/route.ts";
+import { operationalWebhooks } from "../resources/operationalCatalog.ts";
 
 /**
  * The OpenAPI 3.1 document, built from the same route table and schemas the gateway
@@ -14,6 +15,8 @@ export type OpenApiDocument = {
     responses: Record<string, unknown>;
   };
   tags: { name: string; description?: string }[];
+  /** What Herald itself POSTs: the operational webhooks. */
+  webhooks: Record<string, unknown>;
 };
 
 export type Operation = {
@@ -191,6 +194,7 @@ export function buildOpenApi(routes: RouteSpec[], schemas: Record<string, Schema
         "Herald delivers your product's events, signed, to the endpoints your customers register, retries what fails, and shows what happened. Every `/v3` call carries `Authorization: Bearer <API_KEY>`. Bodies are JSON or form-encoded with the same meaning.",
     },
     paths,
+    webhooks: operationalWebhooks(),
     tags,
     components: {
       schemas: { ...schemas, Error: errorSchema },

@@ -98,7 +98,12 @@ export const appRoutes: RouteSpec[] = [
     async handler({ account, query, deps }: Ctx<object, PageQuery>) {
       const cursor = await cursorOf(query, (id) => (isId("app", id) ? id : null));
       const rows = await deps.prisma.app.findMany({
-        where: { accountId: account.id, deletedAt: null, ...(cursor.id ? { id: cursor.id } : {}) },
+        where: {
+          accountId: account.id,
+          deletedAt: null,
+          operational: false,
+          ...(cursor.id ? { id: cursor.id } : {}),
+        },
         orderBy: { id: cursor.order },
         take: cursor.take,
       });
@@ -116,7 +121,7 @@ export const appRoutes: RouteSpec[] = [
     params: { app: "The app's id or uid." },
     response: { status: 200, schema: ref("App"), description: "The app." },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
-      const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      const { id } = await resolveApp(deps.prisma, account.id, params.app, "app", { operational: "allow" });
       checkScope(account, id, "app", params.app, "app");
       return { body: serializeApp(await deps.prisma.app.findUniqueOrThrow({ where: { id } })) };
     },

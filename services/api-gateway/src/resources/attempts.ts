@@ -189,7 +189,12 @@ export const attemptRoutes: RouteSpec[] = [
     },
     response: { status: 200, schema: listOf("Attempt"), description: "A page of attempts, newest first." },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const apps = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(
+        deps,
+        account,
+        query.app,
+        query.endpoint !== undefined || query.event !== undefined,
+      );
       const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
       const rows = await deps.prisma.attempt.findMany({
         where: {

@@ -1,6 +1,6 @@
 import { isId, type Prisma, type PrismaClient } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
-import { notFound } from "../http/errors.ts";
+import { invalid, notFound } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
@@ -36,19 +36,27 @@ export const deletedSchema = (object: string): Schema => ({
 
 /**
  * An app named by its id or by the caller's uid, within one account; another account's, and a
- * deleted one, is a 404.
+ * deleted one, is a 404. The account's operational app (operational.ts) is only for reads that
+ * say `operational: "allow"`: nothing is sent to it, nor changed in it, through the app.
  */
 export async function resolveApp(
   prisma: Pick<PrismaClient, "app">,
   accountId: string,
   ref: string,
   param: string,
-): Promise<{ id: string; uid: string | null }> {
+  options: { operational?: "allow" } = {},
+): Promise<{ id: string; uid: string | null; operational: boolean }> {
   const where = isId("app", ref)
     ? { id: ref, accountId, deletedAt: null }
     : { accountId, uid: ref, deletedAt: null };
-  const app = await prisma.app.findFirst({ where, select: { id: true, uid: true } });
+  const app = await prisma.app.findFirst({ where, select: { id: true, uid: true, operational: true } });
   if (!app) throw notFound("app", ref, param);
+  if (app.operational && options.operational !== "allow")
+    throw invalid(
+      param,
+      `'${ref}' is the account's operational webhooks app, which Herald runs: it takes no events and no changes. Its endpoints are managed at /v3/operational-endpoints and /v3/endpoints/{id}.`,
+      "operational_app",
+    );
   return app;
 }
 
@@ -83,12 +91,17 @@ export function checkScope(account: Account, appId: string, kind: string, id: st
 }
 
 /**
- * Apps of the account deleted but not yet purged: the dispatcher removes what they held in the
- * background, and no read shows any of it meanwhile. Usually none.
+ * Apps a list across the account leaves out: those deleted but not yet purged (the dispatcher
+ * removes what they held in the background, and no read shows any of it meanwhile), and the
+ * operational app, listed only when named. Usually none, or that one.
  */
-async function deletedApps(prisma: Pick<PrismaClient, "app">, accountId: string): Promise<string[]> {
+async function hiddenApps(
+  prisma: Pick<PrismaClient, "app">,
+  accountId: string,
+  operational: boolean,
+): Promise<string[]> {
   const rows = await prisma.app.findMany({
-    where: { accountId, deletedAt: { not: null } },
+    where: { accountId, OR: [{ deletedAt: { not: null } }, ...(operational ? [{ operational: true }] : [])] },
     select: { id: true },
   });
   return rows.map((r) => r.id);
@@ -125,29 +138,33 @@ export async function checkAppLive(
   if (!(await prisma.app.count({ where: { id: appId, deletedAt: null } }))) throw notFound(kind, id, param);
 }
 
-/** Which apps a list across the account covers: one, or all but the deleted ones. */
-export type AppFilter = { appId?: string; deleted: string[] };
+/** Which apps a list across the account covers: one, or all but those hidden. */
+export type AppFilter = { appId?: string; hidden: string[] };
 
 /**
- * The app a list is filtered by: the one the `app` query names (id or uid), and for a portal
- * session always its own; asking for another app is a 404. Without one, the list leaves out
- * the apps deleted and not yet purged.
+ * The app a list is filtered by: the one the `app` query names (id or uid, the operational app
+ * too), and for a portal session always its own; asking for another app is a 404. Without one,
+ * the list leaves out the apps deleted and not yet purged, and the operational app unless the
+ * list is `narrowed` to an endpoint or an event, which may be of it.
  */
 export async function listAppFilter(
   deps: Pick<Deps, "prisma">,
   account: Account,
   ref: string | undefined,
+  narrowed = false,
 ): Promise<AppFilter> {
   const requested =
-    ref !== undefined ? (await resolveApp(deps.prisma, account.id, ref, "app")).id : undefined;
+    ref !== undefined
+      ? (await resolveApp(deps.prisma, account.id, ref, "app", { operational: "allow" })).id
+      : undefined;
   if (account.appId && requested !== undefined && requested !== account.appId)
     throw notFound("app", ref!, "app");
   const appId = account.appId ?? requested;
-  return appId ? { appId, deleted: [] } : { deleted: await deletedApps(deps.prisma, account.id) };
+  return appId ? { appId, hidden: [] } : { hidden: await hiddenApps(deps.prisma, account.id, !narrowed) };
 }
 
 /** An AppFilter as a Prisma condition on `appId`. */
 export function appIdWhere(filter: AppFilter): { appId?: string | { notIn: string[] } } {
   if (filter.appId) return { appId: filter.appId };
-  return filter.deleted.length ? { appId: { notIn: filter.deleted } } : {};
+  return filter.hidden.length ? { appId: { notIn: filter.hidden } } : {};
 }

@@ -32,6 +32,7 @@ import {
   generateSecret,
 } from "./endpointInput.ts";
 import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
+import { checkOperationalTypes, disabledByHand, stageInPrisma } from "./operationalNotices.ts";
 
 type EndpointRow = {
   id: string;
@@ -118,7 +119,7 @@ export async function findEndpoint(
   const found = isId("endpoint", id)
     ? await prisma.endpoint.findFirst({
         where: { id, accountId: account.id, deletedAt: null },
-        include: { flow: true },
+        include: { flow: true, app: { select: { operational: true } } },
       })
     : null;
   if (!found) throw notFound("endpoint", id, param);
@@ -150,12 +151,17 @@ type EndpointInput = {
   max_in_flight?: number | null;
 };
 
-async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) {
+/** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
+async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, operational: boolean) {
   return {
     ...(body.url !== undefined ? { url: checkUrl(body.url) } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.event_types !== undefined
-      ? { eventTypes: await checkEventTypes(deps.prisma, accountId, body.event_types) }
+      ? {
+          eventTypes: operational
+            ? checkOperationalTypes(body.event_types)
+            : await checkEventTypes(deps.prisma, accountId, body.event_types),
+        }
       : {}),
     ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
     ...(body.rate_limit !== undefined ? { rateLimit: body.rate_limit } : {}),
@@ -168,6 +174,37 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput) 
         }
       : {}),
   };
+}
+
+export type CreateInput = EndpointInput & { url: string; secret?: string };
+
+/** Creates an endpoint of `app` (named by `ref` in the request), checked, with its secret. */
+export async function createEndpoint(
+  deps: Deps,
+  account: Account,
+  app: { id: string; ref: string; operational: boolean },
+  body: CreateInput,
+) {
+  const input = await checkedInput(deps, account.id, body, app.operational);
+  const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
+  const id = newId("endpoint");
+  const created = await withLiveApp(deps.prisma, { id: app.id, ref: app.ref, param: "app" }, async (tx) => {
+    await checkEndpointRoom(tx, app.id, app.ref, deps.config.endpointsPerAppMax);
+    return tx.endpoint.create({
+      data: {
+        id,
+        accountId: account.id,
+        appId: app.id,
+        url: input.url!,
+        ...input,
+        ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
+        secret: deps.secrets.seal(secret, endpointSecretContext(id)),
+        flow: { create: {} },
+      },
+      include: { flow: true },
+    });
+  });
+  return serializeEndpoint(created);
 }
 
 export const endpointRoutes: RouteSpec[] = [
@@ -194,37 +231,10 @@ export const endpointRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
-    async handler({
-      account,
-      body,
-      deps,
-    }: Ctx<object, object, EndpointInput & { app: string; url: string; secret?: string }>) {
+    async handler({ account, body, deps }: Ctx<object, object, CreateInput & { app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app");
       checkScope(account, app.id, "app", body.app, "app");
-      const input = await checkedInput(deps, account.id, body);
-      const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
-      const id = newId("endpoint");
-      const created = await withLiveApp(
-        deps.prisma,
-        { id: app.id, ref: body.app, param: "app" },
-        async (tx) => {
-          await checkEndpointRoom(tx, app.id, body.app, deps.config.endpointsPerAppMax);
-          return tx.endpoint.create({
-            data: {
-              id,
-              accountId: account.id,
-              appId: app.id,
-              url: input.url!,
-              ...input,
-              ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
-              secret: deps.secrets.seal(secret, endpointSecretContext(id)),
-              flow: { create: {} },
-            },
-            include: { flow: true },
-          });
-        },
-      );
-      return { status: 201, body: serializeEndpoint(created) };
+      return { status: 201, body: await createEndpoint(deps, account, { ...app, ref: body.app }, body) };
     },
   },
   {
@@ -281,7 +291,7 @@ export const endpointRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
-      const input = await checkedInput(deps, account.id, body);
+      const input = await checkedInput(deps, account.id, body, found.app.operational);
       // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
       if (input.url) checkHeadersFollow(found, input.url, input.headers);
       const fresh = (body.disabled === false && found.disabled) || (input.url && input.url !== found.url);
@@ -296,11 +306,20 @@ export const endpointRoutes: RouteSpec[] = [
           data: { ...input, ...headers, updatedAt: new Date() },
           include: { flow: true },
         });
-        if (!fresh) return endpoint;
+        // Told to the operational endpoints in this transaction, so never lost (operational.ts).
+        const told =
+          body.disabled === true && !found.disabled
+            ? await stageInPrisma(tx, [disabledByHand(found.id, endpoint.updatedAt)])
+            : [];
+        if (!fresh) return { endpoint, told };
         await tx.endpointFlow.updateMany({ where: { endpointId: found.id }, data: FRESH_FLOW });
-        return tx.endpoint.findUniqueOrThrow({ where: { id: found.id }, include: { flow: true } });
+        return {
+          endpoint: await tx.endpoint.findUniqueOrThrow({ where: { id: found.id }, include: { flow: true } }),
+          told,
+        };
       });
-      return { body: serializeEndpoint(updated) };
+      deps.outbox.publishAfterCommit(updated.told);
+      return { body: serializeEndpoint(updated.endpoint) };
     },
   },
   {

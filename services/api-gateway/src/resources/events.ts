@@ -173,7 +173,7 @@ export const eventRoutes: RouteSpec[] = [
       description: "A page of events with their deliveries, newest first.",
     },
     async handler({ account, query, deps }: Ctx<object, ListQuery>) {
-      const apps = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app, query.endpoint !== undefined);
       const endpointId = await endpointFilter(deps.prisma, account, query.endpoint);
       const cursor = await cursorOf(query, (id) => (isId("event", id) ? id : null));
       const delivery = {

@@ -13,6 +13,7 @@ import {
   timestamp,
 } from "./common.ts";
 import { findEndpoint } from "./endpoints.ts";
+import { replayCompleted, stageInPrisma } from "./operationalNotices.ts";
 
 type ReplayRow = {
   id: string;
@@ -133,7 +134,7 @@ export const replayRoutes: RouteSpec[] = [
       const cutoff = new Date();
       const id = newId("replay");
       const spec = { replayId: id, endpointId: endpoint.id, cutoff, since, eventId: body.event ?? null };
-      const [replay, row] = await deps.prisma.$transaction(async (tx) => {
+      const [replay, rows] = await deps.prisma.$transaction(async (tx) => {
         // Claimed as counted: a replay asked for at the same moment cannot count them too.
         const queued = await claimReplay((text, values) => tx.$executeRawUnsafe(text, ...values), spec);
         const replay = await tx.replay.create({
@@ -160,9 +161,11 @@ export const replayRoutes: RouteSpec[] = [
               claimed: true,
             })
           : null;
-        return [replay, row] as const;
+        // Nothing to queue: completed now, and told so (operationalNotices.ts).
+        const told = queued ? [] : await stageInPrisma(tx, [replayCompleted(replay)]);
+        return [replay, row ? [row, ...told] : told] as const;
       });
-      if (row) deps.outbox.publishAfterCommit([row]);
+      deps.outbox.publishAfterCommit(rows);
       return { status: 202, body: serializeReplay(replay) };
     },
   },

@@ -20,7 +20,7 @@ type Bucket = { start: Date; succeeded: number; failed: number; p50: number | nu
 async function buckets(
   deps: Deps,
   window: Window,
-  filter: { accountId: string; appId?: string; endpointId?: string; deletedApps: string[] },
+  filter: { accountId: string; appId?: string; endpointId?: string; hiddenApps: string[] },
 ): Promise<Bucket[]> {
   const { ms, bucket } = WINDOWS[window];
   const since = new Date(Date.now() - ms);
@@ -48,7 +48,7 @@ async function buckets(
       filter.endpointId ?? null,
       bucket,
       since,
-      filter.deletedApps,
+      filter.hiddenApps,
     ],
   );
   return rows;
@@ -118,7 +118,7 @@ export const statsRoutes: RouteSpec[] = [
       query,
       deps,
     }: Ctx<object, { app?: string; endpoint?: string; window: Window }>) {
-      const apps = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app, query.endpoint !== undefined);
       const endpointId =
         query.endpoint !== undefined
           ? (await findEndpoint(deps.prisma, account, query.endpoint, "endpoint")).id
@@ -127,7 +127,7 @@ export const statsRoutes: RouteSpec[] = [
         accountId: account.id,
         ...(apps.appId ? { appId: apps.appId } : {}),
         ...(endpointId ? { endpointId } : {}),
-        deletedApps: apps.deleted,
+        hiddenApps: apps.hidden,
       });
       return {
         body: {
