@@ -24,6 +24,7 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/db/package.json packages/db/prisma.config.ts packages/db/
 COPY packages/db/prisma packages/db/prisma
 COPY packages/runtime/package.json packages/runtime/
+COPY packages/sdk/package.json packages/sdk/
 COPY packages/web/package.json packages/web/
 COPY services/api-gateway/package.json services/api-gateway/
 COPY services/dispatcher/package.json services/dispatcher/

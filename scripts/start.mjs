@@ -18,6 +18,7 @@ import {
   DEFAULT_DATABASE_URL,
   ensureBackingServices,
   ensureDependencies,
+  ensureSdkBuilt,
   ensureWebBuilt,
   readJson,
   root,
@@ -65,6 +66,7 @@ if (
 ensureDependencies();
 await ensureBackingServices();
 ensureWebBuilt();
+ensureSdkBuilt();
 
 // Local secrets, made once and kept in .herald/ (git-ignored), so restarts keep the same key.
 const stateDir = resolve(root, process.env.HERALD_STATE_DIR || ".herald");

@@ -8,6 +8,7 @@ import {
   ensureChromium,
   ensureDependencies,
   ensureKubectl,
+  ensureSdkBuilt,
   ensureWebBuilt,
   pnpmCommand,
   readJson,
@@ -22,6 +23,7 @@ ensureChromium();
 ensureKubectl();
 // Always rebuilt: the browser tests must see the pages of this checkout.
 ensureWebBuilt({ force: true });
+ensureSdkBuilt();
 
 const [pnpm, ...pnpmArgs] = pnpmCommand();
 const exec = (...args) => [pnpm, [...pnpmArgs, "exec", ...args]];

@@ -164,6 +164,23 @@ export function ensureWebBuilt({ force = false } = {}) {
   }
 }
 
+/**
+ * Builds the SDK (packages/sdk/dist, ESM and type declarations) when the build is missing or older
+ * than its sources: it is imported as published, from dist (by its tests, and by the CLI).
+ */
+export function ensureSdkBuilt({ force = false } = {}) {
+  const sdk = join(root, "packages", "sdk");
+  const built = join(sdk, "dist", "index.js");
+  if (!force && existsSync(built) && statSync(built).mtimeMs >= newestMtime(sdk)) return;
+  say("building the SDK (tsc)…");
+  const [cmd, ...args] = pnpmCommand();
+  const status = run(cmd, [...args, "--filter", "@herald/sdk", "build"]);
+  if (status !== 0) {
+    console.error("Building the SDK failed: see the output above.");
+    process.exit(status);
+  }
+}
+
 export const CHROMIUM = "/usr/bin/chromium";
 
 /** The browser tests drive Debian's Chromium; installs it when it is missing. */

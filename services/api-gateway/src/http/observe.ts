@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   Counter,
   context,
@@ -46,6 +47,10 @@ export function observeRequests(registry: Registry): RequestHandler {
       },
       parent,
     );
+    // Every answer names its request: the SDK's errors carry it, and the span has it to search by.
+    const requestId = `req_${randomBytes(12).toString("hex")}`;
+    res.setHeader("Request-Id", requestId);
+    span.setAttribute("herald.request_id", requestId);
     const started = performance.now();
     res.once("finish", () => {
       const route = routeOf(req);
