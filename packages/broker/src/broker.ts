@@ -3,7 +3,13 @@ import type { Writable } from "node:stream";
 import type { MessageName, MessageTypes } from "@herald/contracts";
 import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
 import type { Attributes, Link } from "@opentelemetry/api";
-import amqp, { type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from "amqplib";
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Options,
+} from "amqplib";
 import { coalesceWrites } from "./coalesce.ts";
 import {
   type BatchSpec,
@@ -295,6 +301,17 @@ export class Broker {
       );
     }
     return consumer;
+  }
+
+  /**
+   * A plain channel of its own on the current connection, for the listen relay (relay.ts);
+   * closed with the connection. Throws BrokerUnavailableError when not connected.
+   */
+  async openChannel(): Promise<Channel> {
+    if (!this.model) throw new BrokerUnavailableError();
+    const channel = await this.model.createChannel();
+    channel.on("error", () => {});
+    return channel;
   }
 
   /** Called for each message a consumer of this broker moves to `<prefix>.dead`. */

@@ -10,6 +10,15 @@ export {
 } from "./consumer.ts";
 export { BrokerUnavailableError, isTransientBrokerError } from "./errors.ts";
 export { registerQueueGauges } from "./metrics.ts";
+export {
+  openRelayInbox,
+  RelayClient,
+  type RelayedRequest,
+  type RelayRequest,
+  type RelayResponse,
+  RelayTimeoutError,
+  RelayUnreachableError,
+} from "./relay.ts";
 export { type SettleIo, type SettlePolicy, settle } from "./settle.ts";
 export {
   declareTopology,

@@ -67,6 +67,8 @@ export function topologyNames(prefix: string) {
       senderBacklog: `${prefix}.sender.backlog`,
     } satisfies Record<QueueRole, string>,
     delayQueue: (ms: number) => `${prefix}.delay.${ms}ms`,
+    /** The listen relay's exchange (relay.ts): a request's routing key is its endpoint's id. */
+    listenExchange: `${prefix}.listen`,
   };
 }
 

@@ -15,6 +15,7 @@ import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
 import { notFoundHandler, registerRoutes } from "./http/register.ts";
 import { PAGE_CSP, securityHeaders } from "./http/securityHeaders.ts";
+import { attachListen, type ListenSockets } from "./listen/socket.ts";
 import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
@@ -139,6 +140,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   app.use(errorHandler(logger));
 
   let server: Server | null = null;
+  let listen: ListenSockets | null = null;
   let housekeeping: NodeJS.Timeout | null = null;
   return {
     app,
@@ -163,10 +165,13 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
         listening.once("error", reject);
       });
       server = listening;
+      listen = attachListen(listening, deps);
       return listening;
     },
     async stop() {
       if (housekeeping) clearInterval(housekeeping);
+      // Each `herald listen` socket closed, its endpoint deleted, while the database is here.
+      await listen?.close();
       if (server) {
         const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();

@@ -18,6 +18,8 @@ export type GatewayConfig = {
   portalRateLimitPerSecond: number;
   /** Endpoints one app may have: fan-out writes events × endpoints in one statement. */
   endpointsPerAppMax: number;
+  /** `herald listen` sockets one account may have open at once, across the gateways. */
+  listenMaxPerAccount: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
   /** The built portal and dashboard (packages/web/dist). */
@@ -54,6 +56,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
     portalRateLimitPerSecond: r.int("PORTAL_RATE_LIMIT_PER_SECOND", 20),
     endpointsPerAppMax: r.int("ENDPOINTS_PER_APP_MAX", 100, { min: 1, max: 10_000 }),
+    listenMaxPerAccount: r.int("LISTEN_MAX_PER_ACCOUNT", 10, { min: 0, max: 1000 }),
     publicUrl: r
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),

@@ -1,4 +1,5 @@
 import type { RouteSpec, Schema } from "./http/route.ts";
+import { listenRoutes } from "./listen/route.ts";
 import { adminRoutes, adminSchemas } from "./resources/admin.ts";
 import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys.ts";
 import { appRoutes, appSchemas } from "./resources/apps.ts";
@@ -26,6 +27,7 @@ export const routes: RouteSpec[] = [
   ...endpointRoutes,
   ...endpointSecretRoutes,
   ...replayRoutes,
+  ...listenRoutes,
   ...testEventRoutes,
   ...statsRoutes,
   ...endpointHealthRoutes,

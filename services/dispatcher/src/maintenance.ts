@@ -12,6 +12,7 @@ import {
 } from "@herald/db/lifecycle";
 import { inTransaction, type PoolClient } from "@herald/db/pool";
 import type { DispatcherDeps } from "./deps.ts";
+import { endListeners } from "./endListeners.ts";
 import { repeat } from "./repeat.ts";
 
 /**
@@ -42,6 +43,8 @@ export type MaintenancePass = {
   events: number;
   sessions: number;
   replays: number;
+  /** `herald listen` endpoints deleted because their lease ran out. */
+  listeners: number;
   /** Partitions (each a range of the three tables) made, and dropped. */
   created: number;
   dropped: number;
@@ -124,6 +127,7 @@ export async function maintainOnce(
     events: 0,
     sessions: 0,
     replays: 0,
+    listeners: 0,
     created: 0,
     dropped: 0,
     held: [],
@@ -133,6 +137,7 @@ export async function maintainOnce(
   const housekept = await claimed(deps, (tx) => removeExpired(tx, config.retentionMs, BATCH));
   if (!housekept) return pass;
   Object.assign(pass, housekept);
+  pass.listeners = await endListeners(deps);
 
   const now = Date.now();
   const ahead = Math.max(2 * config.partitionIntervalMs, 3 * config.maintenanceIntervalMs);

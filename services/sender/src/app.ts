@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, type Server } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
-import { Broker } from "@herald/broker";
+import { Broker, RelayClient } from "@herald/broker";
 import type { AttemptRequestedV1 } from "@herald/contracts";
 import { createSecretBox, type SecretBox } from "@herald/db/secrets";
 import {
@@ -69,12 +69,15 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     maxFreeSockets: slots,
     timeout: config.attemptTimeoutMs,
   };
+  // Attempts to `herald listen` endpoints go through it, to the gateway holding the CLI's socket.
+  const relay = new RelayClient(broker);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,
+    relay,
   };
   let health: Server | null = null;
   let consuming = false;
@@ -161,6 +164,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     async stop() {
       consuming = false;
       await broker.stopConsuming();
+      await relay.close();
       await broker.close();
       options.agents.http.destroy();
       options.agents.https.destroy();

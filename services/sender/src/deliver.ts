@@ -1,5 +1,6 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
+import type { RelayClient } from "@herald/broker";
 import { type AttemptCompletedV1, type AttemptRequestedV1, redactHeaders } from "@herald/contracts";
 import { endpointHeadersContext, endpointSecretContext, type SecretBox } from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
@@ -17,7 +18,12 @@ export type DeliverOptions = {
   timeoutMs: number;
   allowPrivate: boolean;
   userAgent: string;
+  /** Attempts to `herald listen` endpoints go through it (LISTEN_SCHEME), never over HTTP. */
+  relay?: Pick<RelayClient, "call">;
 };
+
+/** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
+export const LISTEN_SCHEME = "herald-listen:";
 
 export type Outcome = Omit<
   AttemptCompletedV1,
@@ -118,6 +124,23 @@ function post(
   });
 }
 
+/**
+ * An attempt to a `herald listen` endpoint: the same signed request, through the listen relay
+ * to the gateway holding the CLI's socket; its local server's answer comes back as a response.
+ */
+async function relayed(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: DeliverOptions,
+  timeoutMs: number,
+): Promise<Raw> {
+  if (!options.relay) throw Object.assign(new Error("no listen relay here"), { code: "ECONNREFUSED" });
+  const res = await options.relay.call(url.hostname, { headers, body }, timeoutMs);
+  const lower = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { statusCode: res.status, headers: lower, body: res.body.slice(0, BODY_LIMIT) };
+}
+
 /** Makes one attempt: signs, POSTs, and reports what happened. Never throws. */
 function failure(error: string, started: number): Outcome {
   return {
@@ -213,7 +236,10 @@ async function call(
   try {
     // The dispatcher's timeout, which its sweeper's deadline is known to exceed, capped by ours.
     const timeoutMs = Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
-    const res = await post(url, headers, request.payload, options, timeoutMs);
+    const res =
+      url.protocol === LISTEN_SCHEME
+        ? await relayed(url, headers, request.payload, options, timeoutMs)
+        : await post(url, headers, request.payload, options, timeoutMs);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     const retryAfter =
       res.statusCode === 429 || res.statusCode === 503 ? res.headers["retry-after"] : undefined;

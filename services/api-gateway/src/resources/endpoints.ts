@@ -207,6 +207,28 @@ export async function createEndpoint(
   return serializeEndpoint(created);
 }
 
+/**
+ * Marks the endpoint deleted and announces it (`endpoint.deleted.v1`: the dispatcher drops its
+ * open deliveries), in one transaction; false when it was deleted already.
+ */
+export async function deleteEndpoint(deps: Deps, accountId: string, endpointId: string): Promise<boolean> {
+  const deletedAt = new Date();
+  const row = await deps.prisma.$transaction(async (tx) => {
+    const changed = await tx.endpoint.updateMany({
+      where: { id: endpointId, accountId, deletedAt: null },
+      data: { deletedAt },
+    });
+    if (changed.count === 0) return null;
+    return deps.outbox.stage(tx, "endpoint.deleted.v1", {
+      endpoint_id: endpointId,
+      account_id: accountId,
+      deleted_at: deletedAt.toISOString(),
+    });
+  });
+  if (row) deps.outbox.publishAfterCommit([row]);
+  return row !== null;
+}
+
 export const endpointRoutes: RouteSpec[] = [
   {
     method: "post",
@@ -335,20 +357,7 @@ export const endpointRoutes: RouteSpec[] = [
     response: { status: 200, schema: deletedSchema("endpoint"), description: "The endpoint was deleted." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
-      const deletedAt = new Date();
-      const row = await deps.prisma.$transaction(async (tx) => {
-        const changed = await tx.endpoint.updateMany({
-          where: { id: found.id, deletedAt: null },
-          data: { deletedAt },
-        });
-        if (changed.count === 0) throw notFound("endpoint", found.id);
-        return deps.outbox.stage(tx, "endpoint.deleted.v1", {
-          endpoint_id: found.id,
-          account_id: account.id,
-          deleted_at: deletedAt.toISOString(),
-        });
-      });
-      deps.outbox.publishAfterCommit([row]);
+      if (!(await deleteEndpoint(deps, account.id, found.id))) throw notFound("endpoint", found.id);
       return { body: deleted(found.id, "endpoint") };
     },
   },

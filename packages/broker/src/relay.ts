@@ -1,0 +1,176 @@
+import { randomUUID } from "node:crypto";
+import type { Channel, ConsumeMessage } from "amqplib";
+import type { Broker } from "./broker.ts";
+
+/**
+ * The listen relay: a request and its answer over RabbitMQ, between a sender making an attempt
+ * to a `herald listen` endpoint (`herald-listen://<endpoint id>`) and the gateway replica holding
+ * that CLI's socket. The sender publishes the signed request to `<p>.listen` with the endpoint's
+ * id as routing key, `mandatory` (no socket connected: returned at once, a connection error) and
+ * expiring with the attempt's timeout; the replica's inbox, an exclusive queue bound to that key,
+ * hands it to the socket, and replies to the sender's own reply queue with what the CLI's local
+ * server answered. Nothing here calls a URL: the CLI does, on the developer's machine.
+ */
+export type RelayRequest = { headers: Record<string, string>; body: string };
+export type RelayResponse = { status: number; headers: Record<string, string>; body: string };
+
+/** Not answered within the attempt's timeout; `code` read as `timeout` by the sender. */
+export class RelayTimeoutError extends Error {
+  readonly code = "ETIMEDOUT";
+}
+/** No CLI is connected for the endpoint, or the broker is away; read as `connection_error`. */
+export class RelayUnreachableError extends Error {
+  readonly code = "ECONNREFUSED";
+}
+
+type Pending = { resolve: (r: RelayResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
+
+/** The sender's side: one channel and one reply queue a process, made on first use and after a reconnection. */
+export class RelayClient {
+  private channel: Promise<{ channel: Channel; replyQueue: string }> | null = null;
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly broker: Broker) {}
+
+  async call(endpointId: string, request: RelayRequest, timeoutMs: number): Promise<RelayResponse> {
+    let open: { channel: Channel; replyQueue: string };
+    try {
+      open = await this.open();
+    } catch (err) {
+      throw new RelayUnreachableError(`listen relay unavailable: ${(err as Error).message}`);
+    }
+    const id = randomUUID();
+    return new Promise<RelayResponse>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(id, new RelayTimeoutError("no answer in time")), timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      open.channel.publish(
+        this.broker.topology.listenExchange,
+        endpointId,
+        Buffer.from(JSON.stringify(request)),
+        {
+          mandatory: true,
+          correlationId: id,
+          replyTo: open.replyQueue,
+          expiration: String(Math.max(1, timeoutMs)),
+          contentType: "application/json",
+        },
+      );
+    });
+  }
+
+  private settle(id: string, outcome: RelayResponse | Error): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    if (outcome instanceof Error) p.reject(outcome);
+    else p.resolve(outcome);
+  }
+
+  private open(): Promise<{ channel: Channel; replyQueue: string }> {
+    this.channel ??= (async () => {
+      const channel = await this.broker.openChannel();
+      await channel.assertExchange(this.broker.topology.listenExchange, "direct", { durable: true });
+      const { queue } = await channel.assertQueue("", { exclusive: true, autoDelete: true });
+      await channel.consume(queue, (msg) => msg && this.answered(msg), { noAck: true });
+      channel.on("return", (msg: ConsumeMessage) =>
+        this.settle(
+          String(msg.properties.correlationId),
+          new RelayUnreachableError("no `herald listen` is connected for this endpoint"),
+        ),
+      );
+      channel.on("close", () => {
+        this.channel = null;
+        for (const id of [...this.pending.keys()])
+          this.settle(id, new RelayUnreachableError("broker connection lost"));
+      });
+      return { channel, replyQueue: queue };
+    })().catch((err) => {
+      this.channel = null;
+      throw err;
+    });
+    return this.channel;
+  }
+
+  private answered(msg: ConsumeMessage): void {
+    try {
+      const r = JSON.parse(msg.content.toString("utf8")) as RelayResponse;
+      this.settle(String(msg.properties.correlationId), {
+        status: Number(r.status),
+        headers: r.headers ?? {},
+        body: String(r.body ?? ""),
+      });
+    } catch {
+      this.settle(String(msg.properties.correlationId), new RelayUnreachableError("unreadable answer"));
+    }
+  }
+
+  async close(): Promise<void> {
+    const open = this.channel;
+    this.channel = null;
+    if (open) await (await open.catch(() => null))?.channel.close().catch(() => {});
+  }
+}
+
+/** One request as the gateway hands it to a socket, and how to answer it. */
+export type RelayedRequest = RelayRequest & { answer(response: RelayResponse): void };
+
+/**
+ * The gateway's side: an exclusive queue bound to one endpoint's id, for as long as its CLI's
+ * socket is open. At most `maxWaiting` requests wait in it (more are refused, and the senders
+ * see a connection error); `onClosed` is called when the broker connection goes, so the socket
+ * is closed too and the CLI reconnects.
+ */
+export async function openRelayInbox(
+  broker: Broker,
+  endpointId: string,
+  onRequest: (request: RelayedRequest) => void,
+  onClosed: () => void,
+  maxWaiting = 100,
+): Promise<{ close(): Promise<void> }> {
+  const channel = await broker.openChannel();
+  let closing = false;
+  channel.on("close", () => {
+    if (!closing) onClosed();
+  });
+  await channel.assertExchange(broker.topology.listenExchange, "direct", { durable: true });
+  const { queue } = await channel.assertQueue("", {
+    exclusive: true,
+    autoDelete: true,
+    arguments: { "x-max-length": maxWaiting, "x-overflow": "reject-publish" },
+  });
+  await channel.bindQueue(queue, broker.topology.listenExchange, endpointId);
+  await channel.consume(
+    queue,
+    (msg) => {
+      if (!msg) return;
+      const { replyTo, correlationId } = msg.properties;
+      let request: RelayRequest;
+      try {
+        request = JSON.parse(msg.content.toString("utf8")) as RelayRequest;
+      } catch {
+        return;
+      }
+      let answered = false;
+      onRequest({
+        headers: request.headers ?? {},
+        body: String(request.body ?? ""),
+        answer(response) {
+          if (answered || closing) return;
+          answered = true;
+          channel.sendToQueue(String(replyTo), Buffer.from(JSON.stringify(response)), {
+            correlationId,
+            contentType: "application/json",
+          });
+        },
+      });
+    },
+    { noAck: true },
+  );
+  return {
+    async close() {
+      closing = true;
+      await channel.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { endpointSecretContext, newId } from "@herald/db";
+import type { Account, Deps } from "../context.ts";
+import { invalid, missing } from "../http/errors.ts";
+import { resolveApp, withLiveApp } from "../resources/common.ts";
+import { checkEndpointRoom, checkEventTypes, generateSecret } from "../resources/endpointInput.ts";
+import { serializeEndpoint } from "../resources/endpoints.ts";
+
+/** How long a listen endpoint outlives its last renewal (its socket's gateway renews it every 20 s). */
+export const LEASE_MS = 60_000;
+
+/** The URL of a listen endpoint: only made here, never accepted from a request (checkUrl takes http and https only). */
+export const listenUrl = (endpointId: string) => `herald-listen://${endpointId}`;
+
+/**
+ * The temporary endpoint of a `herald listen` socket, from its query: `app` (id or uid) and
+ * optional `event_types` (comma-separated names; none: all), within the account's
+ * LISTEN_MAX_PER_ACCOUNT and the app's ENDPOINTS_PER_APP_MAX. Signed with a secret of its own,
+ * returned here once, as for any endpoint made without one.
+ */
+export async function createListenEndpoint(deps: Deps, account: Account, query: URLSearchParams) {
+  const ref = query.get("app");
+  if (!ref) throw missing("app");
+  const app = await resolveApp(deps.prisma, account.id, ref, "app");
+  const types = (query.get("event_types") ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const eventTypes = await checkEventTypes(deps.prisma, account.id, types);
+  const secret = generateSecret();
+  const id = newId("endpoint");
+  const row = await withLiveApp(deps.prisma, { id: app.id, ref, param: "app" }, async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`listen:${account.id}`}))`;
+    const listening = await tx.endpoint.count({
+      where: { accountId: account.id, deletedAt: null, listenUntil: { gt: new Date() } },
+    });
+    if (listening >= deps.config.listenMaxPerAccount)
+      throw invalid(
+        undefined,
+        `This account has ${listening} \`herald listen\` sockets open, the most it may (LISTEN_MAX_PER_ACCOUNT); close one first.`,
+        "listen_limit_reached",
+      );
+    await checkEndpointRoom(tx, app.id, ref, deps.config.endpointsPerAppMax);
+    return tx.endpoint.create({
+      data: {
+        id,
+        accountId: account.id,
+        appId: app.id,
+        url: listenUrl(id),
+        description: "herald listen: deleted when the CLI exits",
+        eventTypes,
+        secret: deps.secrets.seal(secret, endpointSecretContext(id)),
+        listenUntil: new Date(Date.now() + LEASE_MS),
+        flow: { create: {} },
+      },
+      include: { flow: true },
+    });
+  });
+  return { endpoint: row, accountId: account.id, serialized: serializeEndpoint(row), secret };
+}
+
+/** Keeps the endpoint's lease; false once it was deleted (through the API, or its lease ran out). */
+export async function renewLease(deps: Deps, endpointId: string): Promise<boolean> {
+  const { count } = await deps.prisma.endpoint.updateMany({
+    where: { id: endpointId, deletedAt: null },
+    data: { listenUntil: new Date(Date.now() + LEASE_MS) },
+  });
+  return count > 0;
+}

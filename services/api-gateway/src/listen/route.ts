@@ -1,0 +1,47 @@
+import { ApiError } from "../http/errors.ts";
+import type { RouteSpec } from "../http/route.ts";
+import { appRef } from "../resources/common.ts";
+
+/**
+ * `GET /v3/listen` as the reference documents it. The WebSocket itself is served before
+ * Express (socket.ts); a plain request without the upgrade gets a 426 that says so.
+ */
+export const listenRoutes: RouteSpec[] = [
+  {
+    method: "get",
+    path: "/v3/listen",
+    auth: "account",
+    tag: "Endpoints",
+    summary: "Listen for deliveries over a WebSocket",
+    description:
+      'What `herald listen` uses: a WebSocket (send `Upgrade: websocket` with the API key in `Authorization`). Opening it makes a temporary endpoint of `app`, whose URL is `herald-listen://<its id>`; every attempt to it is sent down the socket, signed as any delivery, as a JSON text frame `{ type: "request", id, headers, body }`, after a first `{ type: "ready", endpoint, secret }`. Answer each with `{ type: "response", id, status, headers, body }`: that is the attempt\'s response (a 2xx succeeds). An attempt not answered within the timeout fails as `timeout`; one made while no socket is open fails as `connection_error`. Closing the socket deletes the endpoint. At most LISTEN_MAX_PER_ACCOUNT sockets an account (default 10). Herald itself never calls a URL for it: the CLI forwards to your local server.',
+    query: {
+      type: "object",
+      additionalProperties: false,
+      required: ["app"],
+      properties: {
+        app: appRef,
+        event_types: {
+          type: "string",
+          description: "Comma-separated event type names the endpoint receives; none: all.",
+        },
+      },
+    },
+    response: {
+      status: 101,
+      schema: { type: "object", description: "Switching to the WebSocket protocol; frames as above." },
+      description: "The WebSocket is open.",
+    },
+    async handler() {
+      throw new ApiError(
+        426,
+        "invalid_request_error",
+        "upgrade_required",
+        "GET /v3/listen is a WebSocket: connect with `Upgrade: websocket` (as `herald listen` does).",
+        undefined,
+        undefined,
+        { upgrade: "websocket" },
+      );
+    },
+  },
+];

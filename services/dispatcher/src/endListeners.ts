@@ -1,0 +1,37 @@
+import { newId } from "@herald/db/ids";
+import type { DispatcherDeps } from "./deps.ts";
+import { dropEndpoint } from "./dropOpen.ts";
+
+/**
+ * `herald listen` endpoints whose lease ran out (the gateway holding their socket died before it
+ * could delete them): deleted, each with its `endpoint.deleted.v1` in the outbox in the same
+ * statement, so it is announced even should this process die next; their open deliveries are
+ * dropped here at once. 500 a pass at most. Returns how many.
+ */
+export async function endListeners(deps: DispatcherDeps): Promise<number> {
+  const { rows } = await deps.db.query<{ id: string; account_id: string; deleted_at: Date }>(
+    `WITH ended AS (
+       UPDATE endpoints SET deleted_at = now()
+       WHERE id IN (SELECT id FROM endpoints WHERE listen_until < now() AND deleted_at IS NULL LIMIT 500)
+         AND deleted_at IS NULL
+       RETURNING id, account_id, deleted_at),
+     told AS (
+       INSERT INTO outbox (name, message_id, payload, headers, created_at)
+       SELECT 'endpoint.deleted.v1', $1 || '_' || id,
+              jsonb_build_object('endpoint_id', id, 'account_id', account_id,
+                                 'deleted_at', to_char(deleted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+              '{}'::jsonb, now()
+       FROM ended)
+     SELECT * FROM ended`,
+    [newId("message")],
+  );
+  for (const r of rows)
+    await dropEndpoint(deps, {
+      endpoint_id: r.id,
+      account_id: r.account_id,
+      deleted_at: r.deleted_at.toISOString(),
+    });
+  if (rows.length)
+    deps.logger.info({ endpoints: rows.length }, "herald listen endpoints ended: their lease ran out");
+  return rows.length;
+}

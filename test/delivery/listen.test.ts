@@ -1,0 +1,174 @@
+import pg from "pg";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { fixtures, setupApp } from "../support/fixtures.ts";
+import { startReceiver } from "../support/receiver.ts";
+import { startSystem, type TestSystem } from "../support/system.ts";
+
+/**
+ * The listen relay at the gateway's WebSocket (what `herald listen` speaks): a temporary endpoint
+ * whose attempts come down the socket signed as in production, answered by the client, recorded
+ * as the attempt's response; refused clearly when it cannot be opened; deleted when the socket
+ * closes, or by the dispatcher when its lease runs out.
+ */
+type Frame = { type: string; id?: number; headers?: Record<string, string>; body?: string } & Record<
+  string,
+  // biome-ignore lint/suspicious/noExplicitAny: frames are read loosely and asserted
+  any
+>;
+
+let sys: TestSystem;
+let f: ReturnType<typeof fixtures>;
+
+beforeAll(async () => {
+  sys = await startSystem({
+    RETRY_SCHEDULE: "1s",
+    ATTEMPT_TIMEOUT: "2s",
+    MAINTENANCE_INTERVAL: "1s",
+    LISTEN_MAX_PER_ACCOUNT: "2",
+  });
+  f = fixtures(sys, await startReceiver());
+  await setupApp(sys, ["order.placed", "order.shipped"]);
+});
+afterAll(async () => {
+  await sys?.close();
+});
+
+type Socket = { ws: WebSocket; ready: Frame; frames: Frame[]; next(type: string): Promise<Frame> };
+
+function connect(query: string, key = sys.key): Promise<Socket> {
+  const ws = new WebSocket(`${sys.url.replace("http", "ws")}/v3/listen?${query}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const frames: Frame[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on("message", (data) => {
+    frames.push(JSON.parse(String(data)));
+    for (const w of waiters.splice(0)) w();
+  });
+  let taken = 0;
+  const next = async (type: string): Promise<Frame> => {
+    for (;;) {
+      const i = frames.findIndex((fr, n) => n >= taken && fr.type === type);
+      if (i >= 0) {
+        taken = i + 1;
+        return frames[i]!;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${type} frame`)), 15_000);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
+  return new Promise((resolve, reject) => {
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => (body += c));
+      res.on("end", () =>
+        reject(Object.assign(new Error("refused"), { status: res.statusCode, body: JSON.parse(body) })),
+      );
+    });
+    ws.once("error", reject);
+    void next("ready").then((ready) => resolve({ ws, ready, frames, next }), reject);
+  });
+}
+
+const closed = (ws: WebSocket) =>
+  new Promise((r) => (ws.readyState === WebSocket.CLOSED ? r(null) : ws.once("close", r)));
+
+describe("GET /v3/listen", () => {
+  it("relays a signed delivery to the socket, and records its answer as the attempt's response", async () => {
+    const s = await connect("app=acme&event_types=order.placed");
+    expect(s.ready.endpoint).toMatchObject({
+      app: expect.stringMatching(/^app_/),
+      event_types: ["order.placed"],
+    });
+    expect(s.ready.endpoint.url).toBe(`herald-listen://${s.ready.endpoint.id}`);
+    const ep: string = s.ready.endpoint.id;
+
+    const event = await f.send("order.placed", { total: 42 });
+    const request = await s.next("request");
+    // Signed exactly as in production: the independent package verifies it with the secret.
+    const payload = new Webhook(s.ready.secret).verify(request.body!, request.headers!) as { data: unknown };
+    expect(payload.data).toEqual({ total: 42 });
+    expect(request.headers!["webhook-id"]).toBe(event);
+    s.ws.send(JSON.stringify({ type: "response", id: request.id, status: 201, body: "made locally" }));
+    await expect.poll(() => f.status(event, ep), { timeout: 10_000 }).toBe("succeeded");
+    const [attempt] = await f.attempts(`endpoint=${ep}`);
+    expect(attempt).toMatchObject({
+      response_status: 201,
+      response_body: "made locally",
+      url: `herald-listen://${ep}`,
+    });
+
+    // An answer of 500 fails the attempt, as any endpoint's would; no answer in time is a timeout.
+    const failing = await f.send("order.placed");
+    const first = await s.next("request");
+    s.ws.send(JSON.stringify({ type: "response", id: first.id, status: 500, body: "boom" }));
+    await s.next("request");
+    await expect
+      .poll(async () => (await f.attempts(`endpoint=${ep}&event=${failing}`)).map((a) => a.error).sort(), {
+        timeout: 15_000,
+      })
+      .toEqual(["http_error", "timeout"]);
+
+    s.ws.close();
+    await closed(s.ws);
+    await expect
+      .poll(async () => (await sys.request("GET", `/v3/endpoints/${ep}`)).status, { timeout: 10_000 })
+      .toBe(404);
+  });
+
+  it("refuses what cannot be opened with the API's errors", async () => {
+    await expect(connect("app=acme", "hk_not_a_real_key_000000000000")).rejects.toMatchObject({
+      status: 401,
+      body: { error: { type: "authentication_error" } },
+    });
+    await expect(connect("")).rejects.toMatchObject({ status: 400, body: { error: { param: "app" } } });
+    await expect(connect("app=acme&event_types=nope")).rejects.toMatchObject({
+      status: 400,
+      body: { error: { param: "event_types[0]" } },
+    });
+    const plain = await sys.request("GET", "/v3/listen?app=acme");
+    expect(plain.status).toBe(426);
+    expect(plain.body.error.code).toBe("upgrade_required");
+
+    // LISTEN_MAX_PER_ACCOUNT=2: a third at once is refused, and the account's others still work.
+    const a = await connect("app=acme");
+    const b = await connect("app=acme");
+    await expect(connect("app=acme")).rejects.toMatchObject({
+      status: 400,
+      body: { error: { code: "listen_limit_reached" } },
+    });
+    const other = await sys.newAccount("listener-two");
+    await sys.request("POST", "/v3/apps", { key: other, json: { uid: "acme", name: "acme" } });
+    const theirs = await connect("app=acme", other);
+    for (const s of [a, b, theirs]) s.ws.close();
+    // Closed, their endpoints are deleted: the account may listen again.
+    await expect
+      .poll(
+        async () =>
+          (await sys.request("GET", "/v3/endpoints?app=acme&limit=100")).body.data.filter(
+            (e: { url: string }) => e.url.startsWith("herald-listen:"),
+          ).length,
+        { timeout: 10_000 },
+      )
+      .toBe(0);
+  });
+
+  it("ends an endpoint whose lease ran out, its gateway gone", async () => {
+    const s = await connect("app=acme");
+    const ep: string = s.ready.endpoint.id;
+    const pool = new pg.Pool({ connectionString: sys.databaseUrl, max: 1 });
+    await pool.query("UPDATE endpoints SET listen_until = now() - interval '1 second' WHERE id = $1", [ep]);
+    await pool.end();
+    await expect
+      .poll(async () => (await sys.request("GET", `/v3/endpoints/${ep}`)).status, { timeout: 15_000 })
+      .toBe(404);
+    s.ws.close();
+  });
+});
