@@ -79,7 +79,8 @@ describe("migrating an installation's log to partitions", () => {
     expect(before.events).toMatch(new RegExp(`^${EVENTS}:`));
     const { rows: oids } = await pool.query<{ oid: number }>("SELECT 'events'::regclass::oid AS oid");
 
-    expect(await migrate(url)).toEqual(["0016_partitioned_delivery_log"]);
+    // 0016 first; the migrations after it follow.
+    expect((await migrate(url))[0]).toBe("0016_partitioned_delivery_log");
     expect(await fingerprint()).toEqual(before);
     // Attached, not copied: the table that held the events is the legacy partition.
     const { rows } = await pool.query<{ oid: number }>("SELECT 'events_legacy'::regclass::oid AS oid");

@@ -137,6 +137,19 @@ describe("GET /v3/listen", () => {
     expect(plain.status).toBe(426);
     expect(plain.body.error.code).toBe("upgrade_required");
 
+    // A client sending garbage, binary or an oversized frame loses its own socket only.
+    const hostile = await connect("app=acme");
+    hostile.ws.send("not json");
+    hostile.ws.send(Buffer.from([1, 2, 3]));
+    hostile.ws.send("x".repeat(1024 * 1024));
+    await closed(hostile.ws);
+    expect((await sys.request("GET", "/v3/apps/acme")).status).toBe(200);
+    await expect
+      .poll(async () => (await sys.request("GET", `/v3/endpoints/${hostile.ready.endpoint.id}`)).status, {
+        timeout: 10_000,
+      })
+      .toBe(404);
+
     // LISTEN_MAX_PER_ACCOUNT=2: a third at once is refused, and the account's others still work.
     const a = await connect("app=acme");
     const b = await connect("app=acme");

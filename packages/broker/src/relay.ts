@@ -43,18 +43,22 @@ export class RelayClient {
     return new Promise<RelayResponse>((resolve, reject) => {
       const timer = setTimeout(() => this.settle(id, new RelayTimeoutError("no answer in time")), timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      open.channel.publish(
-        this.broker.topology.listenExchange,
-        endpointId,
-        Buffer.from(JSON.stringify(request)),
-        {
-          mandatory: true,
-          correlationId: id,
-          replyTo: open.replyQueue,
-          expiration: String(Math.max(1, timeoutMs)),
-          contentType: "application/json",
-        },
-      );
+      try {
+        open.channel.publish(
+          this.broker.topology.listenExchange,
+          endpointId,
+          Buffer.from(JSON.stringify(request)),
+          {
+            mandatory: true,
+            correlationId: id,
+            replyTo: open.replyQueue,
+            expiration: String(Math.max(1, timeoutMs)),
+            contentType: "application/json",
+          },
+        );
+      } catch (err) {
+        this.settle(id, new RelayUnreachableError(`listen relay unavailable: ${(err as Error).message}`));
+      }
     });
   }
 
@@ -112,8 +116,15 @@ export class RelayClient {
   }
 }
 
-/** One request as the gateway hands it to a socket, and how to answer it. */
-export type RelayedRequest = RelayRequest & { answer(response: RelayResponse): void };
+/**
+ * One request as the gateway hands it to a socket: answer it, or let it expire after
+ * `expiresInMs` (its sender has stopped waiting by then). Either frees its place in the inbox.
+ */
+export type RelayedRequest = RelayRequest & {
+  expiresInMs: number;
+  answer(response: RelayResponse): void;
+  expire(): void;
+};
 
 /**
  * The gateway's side: an exclusive queue bound to one endpoint's id, for as long as its CLI's
@@ -131,7 +142,9 @@ export async function openRelayInbox(
   const channel = await broker.openChannel();
   let closing = false;
   channel.on("close", () => {
-    if (!closing) onClosed();
+    if (closing) return;
+    closing = true;
+    onClosed();
   });
   await channel.assertExchange(broker.topology.listenExchange, "direct", { durable: true });
   const { queue } = await channel.assertQueue("", {
@@ -140,33 +153,40 @@ export async function openRelayInbox(
     arguments: { "x-max-length": maxWaiting, "x-overflow": "reject-publish" },
   });
   await channel.bindQueue(queue, broker.topology.listenExchange, endpointId);
-  await channel.consume(
-    queue,
-    (msg) => {
-      if (!msg) return;
-      const { replyTo, correlationId } = msg.properties;
-      let request: RelayRequest;
+  // At most `maxWaiting` handed over and not yet answered or expired; the rest wait in the
+  // queue, itself bounded, so a client that answers nothing holds a bounded amount here.
+  await channel.prefetch(maxWaiting);
+  await channel.consume(queue, (msg) => {
+    if (!msg) return;
+    let settled = false;
+    const settle = (reply?: RelayResponse) => {
+      if (settled || closing) return;
+      settled = true;
       try {
-        request = JSON.parse(msg.content.toString("utf8")) as RelayRequest;
-      } catch {
-        return;
-      }
-      let answered = false;
-      onRequest({
-        headers: request.headers ?? {},
-        body: String(request.body ?? ""),
-        answer(response) {
-          if (answered || closing) return;
-          answered = true;
-          channel.sendToQueue(String(replyTo), Buffer.from(JSON.stringify(response)), {
-            correlationId,
+        if (reply)
+          channel.sendToQueue(String(msg.properties.replyTo), Buffer.from(JSON.stringify(reply)), {
+            correlationId: msg.properties.correlationId,
             contentType: "application/json",
           });
-        },
-      });
-    },
-    { noAck: true },
-  );
+        channel.ack(msg);
+      } catch {
+        // The channel closed meanwhile (onClosed follows): the sender sees a timeout or an error.
+      }
+    };
+    let request: RelayRequest;
+    try {
+      request = JSON.parse(msg.content.toString("utf8")) as RelayRequest;
+    } catch {
+      return settle();
+    }
+    onRequest({
+      headers: request.headers ?? {},
+      body: String(request.body ?? ""),
+      expiresInMs: Math.max(1, Number(msg.properties.expiration) || 30_000),
+      answer: (response) => settle(response),
+      expire: () => settle(),
+    });
+  });
   return {
     async close() {
       closing = true;

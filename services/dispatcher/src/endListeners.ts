@@ -6,13 +6,15 @@ import { dropEndpoint } from "./dropOpen.ts";
  * `herald listen` endpoints whose lease ran out (the gateway holding their socket died before it
  * could delete them): deleted, each with its `endpoint.deleted.v1` in the outbox in the same
  * statement, so it is announced even should this process die next; their open deliveries are
- * dropped here at once. 500 a pass at most. Returns how many.
+ * dropped here at once. 500 a pass at most, locked in id order (the lifecycle's locking rule).
+ * Returns how many.
  */
 export async function endListeners(deps: DispatcherDeps): Promise<number> {
   const { rows } = await deps.db.query<{ id: string; account_id: string; deleted_at: Date }>(
     `WITH ended AS (
        UPDATE endpoints SET deleted_at = now()
-       WHERE id IN (SELECT id FROM endpoints WHERE listen_until < now() AND deleted_at IS NULL LIMIT 500)
+       WHERE id IN (SELECT id FROM endpoints WHERE listen_until < now() AND deleted_at IS NULL
+                    ORDER BY id LIMIT 500 FOR UPDATE)
          AND deleted_at IS NULL
        RETURNING id, account_id, deleted_at),
      told AS (

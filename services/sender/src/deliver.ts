@@ -130,12 +130,16 @@ function post(
  */
 async function relayed(
   url: URL,
+  endpointId: string,
   headers: Record<string, string>,
   body: string,
   options: DeliverOptions,
   timeoutMs: number,
 ): Promise<Raw> {
   if (!options.relay) throw Object.assign(new Error("no listen relay here"), { code: "ECONNREFUSED" });
+  // Only the endpoint's own socket: a listen URL naming another endpoint is never followed.
+  if (url.hostname !== endpointId)
+    throw Object.assign(new Error("listen URL of another endpoint"), { code: "HERALD_BLOCKED_DESTINATION" });
   const res = await options.relay.call(url.hostname, { headers, body }, timeoutMs);
   const lower = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k.toLowerCase(), v]));
   return { statusCode: res.status, headers: lower, body: res.body.slice(0, BODY_LIMIT) };
@@ -238,7 +242,7 @@ async function call(
     const timeoutMs = Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
     const res =
       url.protocol === LISTEN_SCHEME
-        ? await relayed(url, headers, request.payload, options, timeoutMs)
+        ? await relayed(url, request.endpoint_id, headers, request.payload, options, timeoutMs)
         : await post(url, headers, request.payload, options, timeoutMs);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     const retryAfter =

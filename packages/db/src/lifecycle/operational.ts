@@ -72,7 +72,7 @@ export async function stageNotices(db: Queryable | Statements, notices: Notice[]
        JOIN apps op ON op.account_id = e.account_id AND op.operational AND op.deleted_at IS NULL
        WHERE EXISTS (
          SELECT 1 FROM endpoints oe
-         WHERE oe.app_id = op.id AND oe.deleted_at IS NULL AND NOT oe.disabled
+         WHERE oe.account_id = op.account_id AND oe.app_id = op.id AND oe.deleted_at IS NULL AND NOT oe.disabled
            AND (COALESCE(cardinality(oe.event_types), 0) = 0 OR n.type = ANY(oe.event_types)))),
      ev AS (
        INSERT INTO events (id, account_id, app_id, type, data, created_at)

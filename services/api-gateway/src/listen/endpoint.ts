@@ -58,8 +58,13 @@ export async function createListenEndpoint(deps: Deps, account: Account, query: 
   return { endpoint: row, accountId: account.id, serialized: serializeEndpoint(row), secret };
 }
 
-/** Keeps the endpoint's lease; false once it was deleted (through the API, or its lease ran out). */
-export async function renewLease(deps: Deps, endpointId: string): Promise<boolean> {
+/**
+ * Keeps the endpoint's lease; false once it was deleted (through the API, or its lease ran out)
+ * or the API key that opened the socket was revoked.
+ */
+export async function renewLease(deps: Deps, endpointId: string, keyId: string): Promise<boolean> {
+  const key = await deps.prisma.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
+  if (!key || key.revokedAt) return false;
   const { count } = await deps.prisma.endpoint.updateMany({
     where: { id: endpointId, deletedAt: null },
     data: { listenUntil: new Date(Date.now() + LEASE_MS) },

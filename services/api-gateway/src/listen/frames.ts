@@ -7,7 +7,7 @@
  */
 export type ClientFrame = { id: number; status: number; headers: Record<string, string>; body: string };
 
-/** The first 4 KiB are kept of any response body; a little more is read so a cut shows. */
+/** A response body is read up to 64 KiB (the attempt keeps its first 4 KiB, as for any endpoint). */
 export const RESPONSE_BODY_MAX = 64 * 1024;
 
 export function parseClientFrame(text: string): ClientFrame | null {

@@ -23,10 +23,15 @@ import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.
  */
 export const LISTEN_PATH = "/v3/listen";
 const PING_MS = 20_000;
+/** Sockets one gateway holds at most: each is an AMQP channel on its one connection (2047 at most). */
+const MAX_SOCKETS = 1000;
+/** Bytes queued to a client that does not read, at most; past that it is closed. */
+const BUFFERED_MAX = 8 * 1024 * 1024;
 
 export type ListenSockets = { close(): Promise<void> };
 
 function refuse(socket: Duplex, error: ApiError): void {
+  if (socket.destroyed) return;
   const body = JSON.stringify(error.toBody());
   socket.end(
     `HTTP/1.1 ${error.status} ${error.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -38,17 +43,38 @@ export function attachListen(server: Server, deps: Deps): ListenSockets {
   const open = new Set<Promise<void>>();
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? "/", "http://gateway");
+    // Node stops watching the socket once it emits `upgrade`: a reset from here on must not throw.
+    socket.on("error", () => socket.destroy());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://gateway");
+    } catch {
+      return refuse(
+        socket,
+        new ApiError(400, "invalid_request_error", "parameter_invalid", "Malformed URL."),
+      );
+    }
     if (url.pathname !== LISTEN_PATH)
       return refuse(
         socket,
         new ApiError(404, "invalid_request_error", "resource_missing", "No such WebSocket."),
       );
+    if (open.size >= MAX_SOCKETS)
+      return refuse(
+        socket,
+        new ApiError(
+          503,
+          "api_error",
+          "listen_unavailable",
+          "This gateway holds all the listen sockets it may.",
+        ),
+      );
     void (async () => {
       const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
       const made = await createListenEndpoint(deps, account, url.searchParams);
+      if (socket.destroyed) return void (await deleteEndpoint(deps, account.id, made.endpoint.id));
       wss.handleUpgrade(req, socket, head, (ws) => {
-        const session = serve(deps, ws, made).catch((err) =>
+        const session = serve(deps, ws, made, account.keyId).catch((err) =>
           deps.logger.warn({ err }, "listen socket failed"),
         );
         open.add(session);
@@ -74,19 +100,25 @@ async function serve(
   deps: Deps,
   ws: WebSocket,
   made: Awaited<ReturnType<typeof createListenEndpoint>>,
+  keyId: string,
 ): Promise<void> {
   const { endpoint, accountId } = made;
   const waiting = new Map<number, RelayedRequest>();
   let next = 1;
   let alive = true;
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  // A frame over the size limit, not UTF-8, or malformed: that socket ends, nothing else.
+  ws.on("error", () => ws.terminate());
   try {
     const inbox = await openRelayInbox(
       deps.broker,
       endpoint.id,
       (request) => {
+        if (ws.bufferedAmount > BUFFERED_MAX) return ws.close(1008, "not reading its requests");
         const id = next++;
         waiting.set(id, request);
+        // Unanswered in time, the sender has given up (a timeout): forgotten here too.
+        setTimeout(() => waiting.delete(id) && request.expire(), request.expiresInMs).unref();
         ws.send(JSON.stringify({ type: "request", id, headers: request.headers, body: request.body }));
       },
       () => ws.close(1011, "broker connection lost"),
@@ -108,9 +140,9 @@ async function serve(
         if (!alive) return ws.terminate();
         alive = false;
         ws.ping();
-        void renewLease(deps, endpoint.id).then(
+        void renewLease(deps, endpoint.id, keyId).then(
           (live) => {
-            if (!live) ws.close(1000, "endpoint deleted");
+            if (!live) ws.close(1000, "endpoint deleted, or its API key revoked");
           },
           (err) => deps.logger.warn({ err, endpoint: endpoint.id }, "listen lease not renewed now"),
         );
