@@ -1,4 +1,4 @@
-import { endpointSecretContext, isId, newId, type PrismaClient } from "@herald/db";
+import { endpointSecretContext, isId, newId, type Prisma, type PrismaClient } from "@herald/db";
 import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
@@ -108,6 +108,24 @@ export const endpointSchemas: Record<string, Schema> = {
     },
   },
 };
+
+/** A page of the account's live endpoints matching `where`, newest first. */
+export async function endpointPage(
+  deps: Deps,
+  accountId: string,
+  where: Prisma.EndpointWhereInput,
+  query: PageQuery,
+) {
+  const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
+  const rows = await deps.prisma.endpoint.findMany({
+    where: { accountId, deletedAt: null, ...where, ...(cursor.id ? { id: cursor.id } : {}) },
+    orderBy: { id: cursor.order },
+    take: cursor.take,
+    include: { flow: true },
+  });
+  const list = toList(rows, cursor, query.limit);
+  return { ...list, data: list.data.map(serializeEndpoint) };
+}
 
 /** A live (not deleted) endpoint of the account; anything else is a 404. */
 export async function findEndpoint(
@@ -270,20 +288,7 @@ export const endpointRoutes: RouteSpec[] = [
     response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
       const apps = await listAppFilter(deps, account, query.app);
-      const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
-      const rows = await deps.prisma.endpoint.findMany({
-        where: {
-          accountId: account.id,
-          deletedAt: null,
-          ...appIdWhere(apps),
-          ...(cursor.id ? { id: cursor.id } : {}),
-        },
-        orderBy: { id: cursor.order },
-        take: cursor.take,
-        include: { flow: true },
-      });
-      const list = toList(rows, cursor, query.limit);
-      return { body: { ...list, data: list.data.map(serializeEndpoint) } };
+      return { body: await endpointPage(deps, account.id, appIdWhere(apps), query) };
     },
   },
   {

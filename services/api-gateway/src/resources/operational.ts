@@ -1,9 +1,9 @@
-import { isId, newId, type PrismaClient } from "@herald/db";
+import { newId, type PrismaClient } from "@herald/db";
 import type { Ctx } from "../context.ts";
-import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
+import { type PageQuery, pagingProperties } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { endpointFields } from "./endpointInput.ts";
-import { type CreateInput, createEndpoint, serializeEndpoint } from "./endpoints.ts";
+import { type CreateInput, createEndpoint, endpointPage } from "./endpoints.ts";
 import { OPERATIONAL_CATALOG } from "./operationalCatalog.ts";
 
 /**
@@ -84,20 +84,8 @@ export const operationalRoutes: RouteSpec[] = [
     query: { type: "object", additionalProperties: false, properties: { ...pagingProperties } },
     response: { status: 200, schema: listOf("Endpoint"), description: "A page of them, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery>) {
-      const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
-      const rows = await deps.prisma.endpoint.findMany({
-        where: {
-          accountId: account.id,
-          deletedAt: null,
-          app: { operational: true, deletedAt: null },
-          ...(cursor.id ? { id: cursor.id } : {}),
-        },
-        orderBy: { id: cursor.order },
-        take: cursor.take,
-        include: { flow: true },
-      });
-      const list = toList(rows, cursor, query.limit);
-      return { body: { ...list, data: list.data.map(serializeEndpoint) } };
+      const where = { app: { operational: true, deletedAt: null } };
+      return { body: await endpointPage(deps, account.id, where, query) };
     },
   },
   {
