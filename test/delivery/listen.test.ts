@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,9 +39,9 @@ afterAll(async () => {
 
 type Socket = { ws: WebSocket; ready: Frame; frames: Frame[]; next(type: string): Promise<Frame> };
 
-function connect(query: string, key = sys.key): Promise<Socket> {
+function connect(query: string, key = sys.key, headers: Record<string, string> = {}): Promise<Socket> {
   const ws = new WebSocket(`${sys.url.replace("http", "ws")}/v3/listen?${query}`, {
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: `Bearer ${key}`, ...headers },
   });
   const frames: Frame[] = [];
   const waiters: (() => void)[] = [];
@@ -171,6 +173,67 @@ describe("GET /v3/listen", () => {
         { timeout: 10_000 },
       )
       .toBe(0);
+  });
+
+  it("signs with a secret the client chose; its endpoint is deleted, never changed", async () => {
+    const secret = `whsec_${randomBytes(32).toString("base64")}`;
+    const s = await connect("app=acme", sys.key, { "herald-listen-secret": secret });
+    expect(s.ready.secret).toBe(secret);
+    const ep: string = s.ready.endpoint.id;
+    await f.send("order.shipped");
+    const request = await s.next("request");
+    expect(() => new Webhook(secret).verify(request.body!, request.headers!)).not.toThrow();
+    s.ws.send(JSON.stringify({ type: "response", id: request.id, status: 204 }));
+    for (const [path, json] of [
+      [`/v3/endpoints/${ep}`, { url: "https://example.com/elsewhere" }],
+      [`/v3/endpoints/${ep}/secret/rotate`, {}],
+    ] as const) {
+      const res = await sys.request("POST", path, { json });
+      expect(res.status, path).toBe(400);
+      expect(res.body.error.code).toBe("listen_endpoint");
+    }
+    await expect(
+      connect("app=acme", sys.key, { "herald-listen-secret": "whsec_short" }),
+    ).rejects.toMatchObject({
+      status: 400,
+      body: { error: { param: "Herald-Listen-Secret" } },
+    });
+    s.ws.close();
+    await closed(s.ws);
+    await expect
+      .poll(async () => (await sys.request("GET", `/v3/endpoints/${ep}`)).status, { timeout: 10_000 })
+      .toBe(404);
+  });
+
+  it("makes no endpoint for a request that is not a WebSocket handshake, and counts upgrades", async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${sys.url}/v3/listen?app=acme`, {
+        headers: {
+          authorization: `Bearer ${sys.key}`,
+          connection: "Upgrade",
+          upgrade: "websocket",
+          "sec-websocket-version": "13",
+          "sec-websocket-key": "not a key",
+        },
+      });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error.code).toBe("upgrade_invalid");
+    const listening = (await sys.request("GET", "/v3/endpoints?app=acme&limit=100")).body.data.filter(
+      (e: { url: string }) => e.url.startsWith("herald-listen:"),
+    );
+    expect(listening).toEqual([]);
+    const metrics = await (await fetch(`${sys.url}/metrics`)).text();
+    expect(metrics).toMatch(/herald_listen_upgrades_total\{status="400",[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/herald_listen_upgrades_total\{status="101",[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/herald_listen_sockets\{[^}]*\} 0/);
   });
 
   it("ends an endpoint whose lease ran out, its gateway gone", async () => {

@@ -1,7 +1,10 @@
 import { createServer, type Server } from "node:http";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
+import { openapi } from "../support/openapi.ts";
 import { deadPort } from "../support/ports.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
@@ -67,6 +70,30 @@ async function waitTold(type: string, endpoint: string): Promise<Told> {
     .poll(() => toldOf(type, endpoint).length, { timeout: 20_000, interval: 200 })
     .toBeGreaterThan(0);
   return toldOf(type, endpoint)[0]!;
+}
+
+/** The notices stored about an endpoint (written in the transaction of the change, so complete at once). */
+async function storedAbout(endpoint: string, type?: string): Promise<Told[]> {
+  const res = await sys.request("GET", `/v3/events?app=${opsApp}&limit=100`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return (res.body.data as Told[]).filter((e) => e.data.endpoint === endpoint && (!type || e.type === type));
+}
+
+const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+/** A notice's body against its type's schema in the OpenAPI document's `webhooks`. */
+function expectDocumented(notice: Told): void {
+  const hook = (
+    openapi.webhooks as Record<
+      string,
+      { post: { requestBody: { content: Record<string, { schema: object }> } } }
+    >
+  )[notice.type];
+  expect(hook, notice.type).toBeDefined();
+  const validate = ajv.compile(hook!.post.requestBody.content["application/json"]!.schema);
+  const ok = validate(notice);
+  expect(ok ? [] : validate.errors, JSON.stringify(notice)).toEqual([]);
 }
 
 describe("operational endpoints", () => {
@@ -173,6 +200,8 @@ describe("operational endpoints", () => {
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     const recovered = await waitTold("endpoint.recovered", ep);
+    expect(recovered.data).toMatchObject({ trigger: "automatic" });
+    expectDocumented(recovered);
     expect(Date.parse(String(recovered.data.recovered_at))).toBeGreaterThan(
       Date.parse(String(paused.data.paused_at)),
     );
@@ -226,5 +255,135 @@ describe("operational endpoints", () => {
     const stored = await as("GET", `/v3/events?app=${ops.body.app}`);
     expect(stored.body.data.map((e: { type: string }) => e.type)).toEqual(["endpoint.disabled"]);
     expect(told().filter((t) => t.data.endpoint === ep)).toEqual([]);
+  });
+});
+
+describe("operational endpoints' test events", () => {
+  it("are of an ordinary type, never one of Herald's own", async () => {
+    // The account may name a type of its own as Herald names a notice: the operational app never takes it.
+    const own = await sys.request("POST", "/v3/event-types", { json: { name: "endpoint.disabled" } });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+
+    const forged = await sys.request("POST", `/v3/endpoints/${opsEndpoint}/test`, {
+      json: { type: "endpoint.disabled", data: { endpoint: "ep_fake", trigger: "manual" } },
+    });
+    expect(forged.status, JSON.stringify(forged.body)).toBe(400);
+    expect(forged.body.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "operational_type",
+      param: "type",
+    });
+
+    // Without `type`: an ordinary one (not the account's first by name, which is Herald's).
+    const test = await sys.request("POST", `/v3/endpoints/${opsEndpoint}/test`, { json: {} });
+    expect(test.status, JSON.stringify(test.body)).toBe(201);
+    expect(test.body).toMatchObject({ object: "event", app: opsApp, type: "order.placed" });
+    await expect
+      .poll(() => receiver.received("/ops").filter((r) => r.headers["webhook-id"] === test.body.id).length, {
+        timeout: 10_000,
+      })
+      .toBe(1);
+
+    // One that takes some of Herald's types only still gets an ordinary test event, and no forged one.
+    const filtered = await sys.request("POST", "/v3/operational-endpoints", {
+      json: { url: `${receiver.url}/ops-filtered`, event_types: ["endpoint.disabled"] },
+    });
+    expect(filtered.status, JSON.stringify(filtered.body)).toBe(201);
+    for (const type of ["endpoint.disabled", "endpoint.paused"]) {
+      const refused = await sys.request("POST", `/v3/endpoints/${filtered.body.id}/test`, { json: { type } });
+      expect(refused.status, `${type}: ${JSON.stringify(refused.body)}`).toBe(400);
+      expect(refused.body.error.param).toBe("type");
+    }
+    const ordinary = await sys.request("POST", `/v3/endpoints/${filtered.body.id}/test`, { form: {} });
+    expect(ordinary.status, JSON.stringify(ordinary.body)).toBe(201);
+    expect(ordinary.body.type).toBe("order.placed");
+    await expect
+      .poll(() => f.status(ordinary.body.id, filtered.body.id), { timeout: 10_000 })
+      .toBe("succeeded");
+    expect(receiver.received("/ops-filtered").map((r) => JSON.parse(r.body).type)).toEqual(["order.placed"]);
+    await sys.request("DELETE", `/v3/endpoints/${filtered.body.id}`);
+
+    // An ordinary endpoint takes the account's own type of that name, as before.
+    const customer = await f.endpoint("/own-type");
+    const allowed = await sys.request("POST", `/v3/endpoints/${customer}/test`, {
+      json: { type: "endpoint.disabled" },
+    });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
+    expect(allowed.body.app).not.toBe(opsApp);
+  });
+});
+
+describe("endpoints' health", () => {
+  it("leaves the operational endpoints out unless their app is named", async () => {
+    const customer = await f.endpoint("/health-listed");
+    const all = await sys.request("GET", "/v3/stats/endpoints?limit=100");
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    const listed = all.body.data.map((h: { endpoint: string }) => h.endpoint);
+    expect(listed).toContain(customer);
+    expect(listed).not.toContain(opsEndpoint);
+    expect(all.body.data.map((h: { app: string }) => h.app)).not.toContain(opsApp);
+
+    const named = await sys.request("GET", `/v3/stats/endpoints?app=${opsApp}&limit=100`);
+    expect(named.status, JSON.stringify(named.body)).toBe(200);
+    expect(named.body.data.map((h: { endpoint: string }) => h.endpoint)).toContain(opsEndpoint);
+    expect(named.body.data.map((h: { app: string }) => h.app)).toEqual(named.body.data.map(() => opsApp));
+  });
+});
+
+describe("changes made through the API at once", () => {
+  const update = (id: string, json: Record<string, unknown>) =>
+    sys.request("POST", `/v3/endpoints/${id}`, { json });
+
+  it("tell a manual disable once, however many requests make it", async () => {
+    const ep = await f.endpoint("/disabled-at-once");
+    const replies = await Promise.all(Array.from({ length: 8 }, () => update(ep, { disabled: true })));
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    expect(replies.every((r) => r.body.disabled)).toBe(true);
+    expect(await storedAbout(ep, "endpoint.disabled")).toHaveLength(1);
+    await waitTold("endpoint.disabled", ep);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(toldOf("endpoint.disabled", ep)).toHaveLength(1);
+  });
+
+  it("tell a pause ended by a new URL as a recovery, once", async () => {
+    const port = await deadPort();
+    const ep = await f.endpoint("", { url: `http://127.0.0.1:${port}/gone-quiet` });
+    await f.send("order.placed");
+    await f.send("order.placed");
+    await waitTold("endpoint.paused", ep);
+    expect(await storedAbout(ep, "endpoint.recovered")).toEqual([]);
+
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, () => update(ep, { url: `${receiver.url}/moved` })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    expect(replies.every((r) => r.body.delivery_state.state !== "paused")).toBe(true);
+    const stored = await storedAbout(ep, "endpoint.recovered");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.data).toMatchObject({ trigger: "manual", url: `${receiver.url}/moved` });
+
+    const recovered = await waitTold("endpoint.recovered", ep);
+    expectDocumented(recovered);
+    // The held deliveries go to the new URL; that answer closes no breaker, so nothing more is told.
+    await expect.poll(() => receiver.received("/moved").length, { timeout: 10_000 }).toBe(2);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(toldOf("endpoint.recovered", ep)).toHaveLength(1);
+    expect(await storedAbout(ep, "endpoint.recovered")).toHaveLength(1);
+  });
+
+  it("tell an endpoint enabled again as a recovery, once; a new URL of a healthy one not at all", async () => {
+    const ep = await f.endpoint("/enabled-again");
+    await update(ep, { disabled: true });
+    const replies = await Promise.all(Array.from({ length: 6 }, () => update(ep, { disabled: false })));
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    const stored = await storedAbout(ep, "endpoint.recovered");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.data).toMatchObject({ trigger: "manual" });
+
+    const healthy = await f.endpoint("/healthy-before");
+    expect((await update(healthy, { url: `${receiver.url}/healthy-after` })).status).toBe(200);
+    // Enabling one that was not disabled ends nothing either.
+    expect((await update(healthy, { disabled: false })).status).toBe(200);
+    expect(await storedAbout(healthy)).toEqual([]);
   });
 });

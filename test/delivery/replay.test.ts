@@ -78,6 +78,29 @@ describe("replay", () => {
     expect(receiver.received("/a")).toHaveLength(6);
   });
 
+  it("previews what a replay would take, queuing nothing", SLOW, async () => {
+    const preview = async (query = "") => {
+      const res = await sys.request("GET", `/v3/endpoints/${epA}/replay/preview${query}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expectMatches(res.body, "ReplayPreview");
+      return res.body as { count: number; deliveries: { event: string; event_type: string }[] };
+    };
+    const all = await preview();
+    expect(all).toMatchObject({ object: "replay_preview", endpoint: epA, count: 3, has_more: false });
+    expect(all.deliveries.map((d) => d.event)).toEqual(eventsA);
+    expect(all.deliveries.every((d) => d.event_type === "order.a")).toBe(true);
+    expect((await preview(`?event=${eventsA[1]}`)).deliveries.map((d) => d.event)).toEqual([eventsA[1]]);
+    expect((await preview(`?since=${new Date(Date.now() + 60_000).toISOString()}`)).count).toBe(0);
+    // Nothing was claimed: the same three are still there to replay.
+    expect((await preview()).count).toBe(3);
+    const bad = await sys.request("GET", `/v3/endpoints/${epA}/replay/preview?since=yesterday`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("since");
+    const unknown = await sys.request("GET", `/v3/endpoints/${epA}/replay/preview?event=evt_nope`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.param).toBe("event");
+  });
+
   it("replays one event: only that event is sent again, and succeeds on attempt 3", SLOW, async () => {
     receiver.on("/a", { status: 200 });
     const mark = receiver.received("/a").length;

@@ -46,6 +46,7 @@ export const sdkMethods = {
   retrieveEndpointSigningSecret: "endpoints.retrieveSecret",
   rotateEndpointSigningSecret: "endpoints.rotateSecret",
   replayFailedDeliveries: "endpoints.replay",
+  previewReplay: "endpoints.previewReplay",
   sendTestEventToEndpoint: "endpoints.sendTestEvent",
   endpointHealth: "endpoints.health",
   endpointsHealthFailingFirst: "endpoints.listHealth",

@@ -132,10 +132,11 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     res.set("Content-Security-Policy", PAGE_CSP).type("html").send(docsPage);
   });
   servePages(app, config.webDist);
-  registerRoutes(app, routes, deps, {
+  const limiters = {
     account: new RateLimiter(config.rateLimitPerSecond),
     portal: new RateLimiter(config.portalRateLimitPerSecond),
-  });
+  };
+  registerRoutes(app, routes, deps, limiters);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
@@ -165,7 +166,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
         listening.once("error", reject);
       });
       server = listening;
-      listen = attachListen(listening, deps);
+      listen = attachListen(listening, deps, { limiter: limiters.account, registry });
       return listening;
     },
     async stop() {

@@ -1,5 +1,5 @@
 import { type Pool, prepared } from "@herald/db";
-import { insertOutboxRows } from "./outbox.ts";
+import { insertOutboxRows } from "@herald/db/outbox";
 
 /**
  * Group commit for accepted events. Every request that arrives in the same turn of the event

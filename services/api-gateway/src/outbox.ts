@@ -1,6 +1,7 @@
 import { type BatchPublisher, type Broker, batchPublisher } from "@herald/broker";
 import type { EventCreatedV1, MessageName, MessageTypes } from "@herald/contracts";
 import { newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
+import { insertOutboxRows } from "@herald/db/outbox";
 import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
 /**
@@ -19,18 +20,6 @@ import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime
 export type OutboxRow = { id: bigint; name: string; messageId: string; payload: unknown; headers: unknown };
 
 type Tx = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
-
-/**
- * The one statement that writes outbox rows, so the table has one writer: the rows of `from`,
- * a FROM item with the columns name, message_id, payload and headers (JSON text) and
- * created_at, returning each row's id and message_id. The event writer runs it inside its
- * group commit; `stage` inside the caller's transaction.
- */
-export function insertOutboxRows(from: string): string {
-  return `INSERT INTO outbox (name, message_id, payload, headers, created_at)
-    SELECT name, message_id, payload::jsonb, headers::jsonb, created_at FROM ${from}
-    RETURNING id, message_id`;
-}
 
 const DELETE_CONFIRMED = prepared(
   "outbox-delete-confirmed",

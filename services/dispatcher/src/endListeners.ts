@@ -1,4 +1,5 @@
 import { newId } from "@herald/db/ids";
+import { insertOutboxRows } from "@herald/db/outbox";
 import type { DispatcherDeps } from "./deps.ts";
 import { dropEndpoint } from "./dropOpen.ts";
 
@@ -18,12 +19,13 @@ export async function endListeners(deps: DispatcherDeps): Promise<number> {
          AND deleted_at IS NULL
        RETURNING id, account_id, deleted_at),
      told AS (
-       INSERT INTO outbox (name, message_id, payload, headers, created_at)
-       SELECT 'endpoint.deleted.v1', $1 || '_' || id,
-              jsonb_build_object('endpoint_id', id, 'account_id', account_id,
-                                 'deleted_at', to_char(deleted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-              '{}'::jsonb, now()
-       FROM ended)
+       ${insertOutboxRows(`(
+         SELECT 'endpoint.deleted.v1' AS name, $1 || '_' || id AS message_id,
+                jsonb_build_object('endpoint_id', id, 'account_id', account_id,
+                                   'deleted_at', to_char(deleted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                  AS payload,
+                '{}'::jsonb AS headers, now() AS created_at
+         FROM ended) AS m`)})
      SELECT * FROM ended`,
     [newId("message")],
   );

@@ -35,4 +35,11 @@ describe("matching endpoints to events", () => {
       pairs([event("e5", "app_a", "invoice.paid"), event("e6", "app_a", "invoice.paid")], onlyTo),
     ).toEqual(["e5→ep_paid", "e6→ep_all", "e6→ep_paid"]);
   });
+
+  it("gives a test event to its one endpoint whatever types that one lists (the gateway chose it)", () => {
+    const onlyTo = new Map([["e7", "ep_voided"]]);
+    expect(pairs([event("e7", "app_a", "order.placed")], onlyTo)).toEqual(["e7→ep_voided"]);
+    // Never across apps, even so.
+    expect(pairs([event("e8", "app_b", "order.placed")], new Map([["e8", "ep_voided"]]))).toEqual([]);
+  });
 });

@@ -3,7 +3,9 @@ import type { FanOutEndpoint, FanOutEvent } from "@herald/db/lifecycle";
 /**
  * Which endpoints receive which events: those of the event's app whose `event_types` list the
  * event's type, or every type when the list is empty. A test event goes to its one endpoint
- * only (`onlyTo`). Pure: the endpoints given are already neither deleted nor disabled.
+ * only (`onlyTo`), whatever that one lists: the gateway chose its type (for an operational
+ * endpoint, whose list holds Herald's types only, one of the account's ordinary types). Pure:
+ * the endpoints given are already neither deleted nor disabled.
  */
 export function matchEndpoints(
   events: FanOutEvent[],
@@ -12,12 +14,12 @@ export function matchEndpoints(
 ): { event: FanOutEvent; endpoint: FanOutEndpoint }[] {
   return events.flatMap((event) =>
     endpoints
-      .filter(
-        (e) =>
-          e.app_id === event.app_id &&
-          (e.event_types.length === 0 || e.event_types.includes(event.type)) &&
-          (!onlyTo.has(event.id) || onlyTo.get(event.id) === e.id),
-      )
+      .filter((e) => {
+        if (e.app_id !== event.app_id) return false;
+        const only = onlyTo.get(event.id);
+        if (only !== undefined) return only === e.id;
+        return e.event_types.length === 0 || e.event_types.includes(event.type);
+      })
       .map((endpoint) => ({ event, endpoint })),
   );
 }

@@ -48,7 +48,15 @@ export {
   unrelease,
   wakeForgotten,
 } from "./release.ts";
-export { claimReplay, completeReplay, type ReplaySpec, replayBatch, startReplay } from "./replay.ts";
+export {
+  claimReplay,
+  completeReplay,
+  previewReplay,
+  type ReplayCandidate,
+  type ReplaySpec,
+  replayBatch,
+  startReplay,
+} from "./replay.ts";
 export {
   type AttemptResult,
   type Recorded,

@@ -1,4 +1,5 @@
 import { newId } from "../ids.ts";
+import { insertOutboxRows } from "../outbox.ts";
 import type { Queryable } from "../pool.ts";
 import type { FlowChange } from "./flow.ts";
 
@@ -65,7 +66,9 @@ export async function stageNotices(db: Queryable | Statements, notices: Notice[]
                 || CASE WHEN n.about_event IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(
                      'event', n.about_event,
                      'event_type', (SELECT ev.type FROM events ev WHERE ev.id = n.about_event LIMIT 1)) END
-                || n.data::jsonb AS data
+                || n.data::jsonb AS data,
+              jsonb_build_object('event_id', n.event_id, 'account_id', e.account_id, 'app_id', op.id,
+                                 'type', n.type, 'created_at', $8::text) AS payload
        FROM n
        JOIN endpoints e ON e.id = n.endpoint_id
        JOIN apps a ON a.id = e.app_id AND NOT a.operational
@@ -77,14 +80,12 @@ export async function stageNotices(db: Queryable | Statements, notices: Notice[]
      ev AS (
        INSERT INTO events (id, account_id, app_id, type, data, created_at)
        SELECT event_id, account_id, op_app, type, data, $7::timestamptz FROM src
-       RETURNING id)
-     INSERT INTO outbox (name, message_id, payload, headers, created_at)
-     SELECT 'event.created.v1', src.message_id,
-            jsonb_build_object('event_id', src.event_id, 'account_id', src.account_id, 'app_id', src.op_app,
-                               'type', src.type, 'created_at', $8::text),
-            '{}'::jsonb, $7::timestamptz
-     FROM src JOIN ev ON ev.id = src.event_id
-     RETURNING id, message_id, payload`,
+       RETURNING id),
+     o AS (
+       ${insertOutboxRows(`(SELECT 'event.created.v1' AS name, src.message_id, src.payload, '{}'::jsonb AS headers,
+                                    $7::timestamptz AS created_at
+                             FROM src JOIN ev ON ev.id = src.event_id) AS m`)})
+     SELECT o.id, o.message_id, src.payload FROM o JOIN src ON src.message_id = o.message_id`,
     [
       notices.map(() => newId("event")),
       notices.map(() => newId("message")),
@@ -104,7 +105,10 @@ export async function stageNotices(db: Queryable | Statements, notices: Notice[]
   }));
 }
 
-/** `endpoint.paused` when the breaker opens (not again after a failed probe), `endpoint.recovered` when it closes. */
+/**
+ * `endpoint.paused` when the breaker opens (not again after a failed probe), `endpoint.recovered`
+ * when it closes (`trigger: automatic`; the gateway tells of one ended by hand, `manual`).
+ */
 export function flowNotice(change: FlowChange, at: Date): Notice | null {
   if (change.change === "paused" && change.reason === "not_responding" && !change.again)
     return {
@@ -120,7 +124,7 @@ export function flowNotice(change: FlowChange, at: Date): Notice | null {
     return {
       type: "endpoint.recovered",
       endpointId: change.endpointId,
-      data: { recovered_at: at.toISOString() },
+      data: { trigger: "automatic", reason: "It answered again.", recovered_at: at.toISOString() },
     };
   return null;
 }

@@ -26,24 +26,48 @@ export type ReplaySpec = {
  * Run (`execute`: a statement's row count) in the transaction that creates the replay: one
  * asked for at the same moment waits on these rows, then finds them claimed.
  */
+// The deliveries a replay takes: $1 endpoint, $2 cutoff, $3 since, $4 event. When a delivery
+// failed: its last attempt, or (failed without one, its endpoint disabled) when it took the status.
+const MATCHING = `FROM deliveries
+       WHERE endpoint_id = $1 AND status = 'failed' AND replay_id IS NULL
+         AND COALESCE(last_attempt_at, updated_at) <= $2
+         AND ($3::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= $3::timestamptz)
+         AND ($4::text IS NULL OR event_id = $4::text)
+         AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = event_id AND ev.data_erased_at IS NOT NULL)`;
+
 export async function claimReplay(
   execute: (text: string, values: unknown[]) => Promise<number>,
   spec: Omit<ReplaySpec, "claimed">,
 ): Promise<number> {
   return execute(
-    // When a delivery failed: its last attempt, or (failed without one, its endpoint disabled)
-    // when it took the status.
-    `WITH matching AS (
-       SELECT id FROM deliveries
-       WHERE endpoint_id = $1 AND status = 'failed' AND replay_id IS NULL
-         AND COALESCE(last_attempt_at, updated_at) <= $2
-         AND ($3::timestamptz IS NULL OR COALESCE(last_attempt_at, updated_at) >= $3::timestamptz)
-         AND ($4::text IS NULL OR event_id = $4::text)
-         AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = event_id AND ev.data_erased_at IS NOT NULL)
-       ORDER BY id FOR UPDATE)
+    `WITH matching AS (SELECT id ${MATCHING} ORDER BY id FOR UPDATE)
      UPDATE deliveries d SET replay_id = $5 FROM matching m WHERE d.id = m.id`,
     [spec.endpointId, spec.cutoff, spec.since, spec.eventId, spec.replayId],
   );
+}
+
+export type ReplayCandidate = { event_id: string; event_type: string; attempts: number; failed_at: Date };
+
+/**
+ * What a replay asked for now would take, without claiming anything: how many, and the first
+ * `limit` of them (oldest event first). A replay asked for later may take fewer, should another
+ * replay or a retry take some meanwhile.
+ */
+export async function previewReplay(
+  query: <T>(text: string, values: unknown[]) => Promise<T[]>,
+  spec: Omit<ReplaySpec, "claimed" | "replayId">,
+  limit: number,
+): Promise<{ count: number; deliveries: ReplayCandidate[] }> {
+  const values = [spec.endpointId, spec.cutoff, spec.since, spec.eventId];
+  const [counted] = await query<{ n: number }>(`SELECT count(*)::int AS n ${MATCHING}`, values);
+  const deliveries = await query<ReplayCandidate>(
+    `SELECT d.event_id, ev.type AS event_type, d.attempts,
+            COALESCE(d.last_attempt_at, d.updated_at) AS failed_at
+     FROM (SELECT * ${MATCHING} ORDER BY id LIMIT $5) d JOIN events ev ON ev.id = d.event_id
+     ORDER BY d.id`,
+    [...values, limit],
+  );
+  return { count: counted?.n ?? 0, deliveries };
 }
 
 /** Marks the replay `running`; false when there is nothing to do (unknown, or completed). */

@@ -94,6 +94,28 @@ export type Replay = {
   completed_at: string | null;
 };
 
+export type ReplayPreview = {
+  object: "replay_preview";
+  endpoint: string;
+  /** A disabled endpoint must be enabled before the replay is asked for. */
+  endpoint_disabled: boolean;
+  /** How many failed deliveries a replay would queue now. */
+  count: number;
+  since: string | null;
+  event: string | null;
+  /** The first 100 of them, oldest first. */
+  deliveries: Array<{
+    event: string;
+    event_type: string;
+    /** Attempts made so far. */
+    attempts: number;
+    /** When it failed: its last attempt. */
+    failed_at: string;
+  }>;
+  /** Whether `count` is more than `deliveries` lists. */
+  has_more: boolean;
+};
+
 export type Delivery = {
   endpoint: string;
   /** `pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due. */
@@ -638,6 +660,21 @@ export type Operations = {
     };
     response: Replay;
   };
+  /** Preview a replay: `GET /v3/endpoints/{id}/replay/preview` */
+  previewReplay: {
+    params: {
+      /** The endpoint's id. */
+      id: string;
+    };
+    query: {
+      /** Only deliveries whose last failure was at or after this time (ISO 8601 or unix seconds). */
+      since?: string | number;
+      /** Only this event's delivery. */
+      event?: string;
+    };
+    body: undefined;
+    response: ReplayPreview;
+  };
   /** Retrieve a replay: `GET /v3/replays/{id}` */
   retrieveReplay: {
     params: {
@@ -668,7 +705,7 @@ export type Operations = {
     };
     query: Record<string, never>;
     body: {
-      /** An event type the endpoint receives. */
+      /** An event type the endpoint receives; for an operational endpoint, any of your event types but the operational ones. */
       type?: string;
       /** The payload; by default the type's example. In a form body, a JSON string. */
       data?: Record<string, unknown>;
@@ -1158,7 +1195,7 @@ export type OperationalWebhookPayloads = {
       next_probe_at: string | null;
     };
   };
-  /** A paused endpoint answered again: its held deliveries go out now. */
+  /** An endpoint is sent to again: a paused one answered (`trigger: automatic`), or, through the API or the portal (`manual`), a disabled one was enabled, or a paused one was given a new URL. Its held deliveries go out now. Told once for each pause or disable that ended; not while the endpoint stays disabled. */
   "endpoint.recovered": {
     type: "endpoint.recovered";
     timestamp: string;
@@ -1171,6 +1208,10 @@ export type OperationalWebhookPayloads = {
       app_uid: string | null;
       /** The endpoint's URL. */
       url: string;
+      /** `automatic`: it answered again. `manual`: enabled, or given a new URL while paused, through the API or the portal. */
+      trigger: "automatic" | "manual";
+      /** What ended it, in words. */
+      reason: string;
       recovered_at: string;
     };
   };
@@ -1248,6 +1289,7 @@ export const operations = {
   retrieveEndpointSigningSecret: { method: "GET", path: "/v3/endpoints/{id}/secret" },
   rotateEndpointSigningSecret: { method: "POST", path: "/v3/endpoints/{id}/secret/rotate" },
   replayFailedDeliveries: { method: "POST", path: "/v3/endpoints/{id}/replay" },
+  previewReplay: { method: "GET", path: "/v3/endpoints/{id}/replay/preview" },
   retrieveReplay: { method: "GET", path: "/v3/replays/{id}" },
   listenForDeliveriesOverWebsocket: { method: "GET", path: "/v3/listen" },
   sendTestEventToEndpoint: { method: "POST", path: "/v3/endpoints/{id}/test" },

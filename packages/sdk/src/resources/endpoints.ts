@@ -1,5 +1,5 @@
 import type { Body, Query, Result, Transport } from "../client.ts";
-import type { Endpoint, EndpointSecret, Replay } from "../generated/openapi.ts";
+import type { Endpoint, EndpointSecret, Replay, ReplayPreview } from "../generated/openapi.ts";
 import type { RequestOptions } from "../options.ts";
 import type { Page, PageIterator } from "../paging.ts";
 
@@ -52,6 +52,15 @@ export class Endpoints {
   /** `POST /v3/endpoints/{id}/replay`: queues its failed deliveries again; follow it with `herald.replays.retrieve`. */
   replay(id: string, params: Body<"replayFailedDeliveries"> = {}, options?: RequestOptions): Promise<Replay> {
     return this.transport.call("replayFailedDeliveries", { params: { id }, body: params }, options);
+  }
+
+  /** `GET /v3/endpoints/{id}/replay/preview`: what `replay` with the same filters would queue now, queuing nothing. */
+  previewReplay(
+    id: string,
+    query: Query<"previewReplay"> = {},
+    options?: RequestOptions,
+  ): Promise<ReplayPreview> {
+    return this.transport.call("previewReplay", { params: { id }, query }, options);
   }
 
   /** `POST /v3/endpoints/{id}/test`: sends it a test event, to it alone. */

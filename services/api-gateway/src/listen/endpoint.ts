@@ -2,11 +2,22 @@ import { endpointSecretContext, newId } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
 import { invalid, missing } from "../http/errors.ts";
 import { resolveApp, withLiveApp } from "../resources/common.ts";
-import { checkEndpointRoom, checkEventTypes, generateSecret } from "../resources/endpointInput.ts";
+import {
+  checkEndpointRoom,
+  checkEventTypes,
+  checkSecret,
+  generateSecret,
+} from "../resources/endpointInput.ts";
 import { serializeEndpoint } from "../resources/endpoints.ts";
 
 /** How long a listen endpoint outlives its last renewal (its socket's gateway renews it every 20 s). */
 export const LEASE_MS = 60_000;
+
+/**
+ * A signing secret the client chose, so that the secret its local server checks stays the same
+ * from one socket to the next (the CLI keeps one in its profile); none: a new one each time.
+ */
+export const LISTEN_SECRET_HEADER = "herald-listen-secret";
 
 /** The URL of a listen endpoint: only made here, never accepted from a request (checkUrl takes http and https only). */
 export const listenUrl = (endpointId: string) => `herald-listen://${endpointId}`;
@@ -14,10 +25,15 @@ export const listenUrl = (endpointId: string) => `herald-listen://${endpointId}`
 /**
  * The temporary endpoint of a `herald listen` socket, from its query: `app` (id or uid) and
  * optional `event_types` (comma-separated names; none: all), within the account's
- * LISTEN_MAX_PER_ACCOUNT and the app's ENDPOINTS_PER_APP_MAX. Signed with a secret of its own,
- * returned here once, as for any endpoint made without one.
+ * LISTEN_MAX_PER_ACCOUNT and the app's ENDPOINTS_PER_APP_MAX. Signed with the secret in the
+ * Herald-Listen-Secret header, else a new one, returned in the socket's `ready` frame.
  */
-export async function createListenEndpoint(deps: Deps, account: Account, query: URLSearchParams) {
+export async function createListenEndpoint(
+  deps: Deps,
+  account: Account,
+  query: URLSearchParams,
+  chosenSecret: string | undefined,
+) {
   const ref = query.get("app");
   if (!ref) throw missing("app");
   const app = await resolveApp(deps.prisma, account.id, ref, "app");
@@ -26,7 +42,8 @@ export async function createListenEndpoint(deps: Deps, account: Account, query: 
     .map((t) => t.trim())
     .filter(Boolean);
   const eventTypes = await checkEventTypes(deps.prisma, account.id, types);
-  const secret = generateSecret();
+  const secret =
+    chosenSecret !== undefined ? checkSecret(chosenSecret, "Herald-Listen-Secret") : generateSecret();
   const id = newId("endpoint");
   const row = await withLiveApp(deps.prisma, { id: app.id, ref, param: "app" }, async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`listen:${account.id}`}))`;

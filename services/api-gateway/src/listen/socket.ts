@@ -1,12 +1,14 @@
-import type { IncomingMessage, Server } from "node:http";
+import { type IncomingMessage, type Server, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { openRelayInbox, type RelayedRequest } from "@herald/broker";
+import { Counter, Gauge, type Registry } from "@herald/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Deps } from "../context.ts";
 import { authenticateKey } from "../http/auth.ts";
 import { ApiError, internal } from "../http/errors.ts";
+import type { RateLimiter } from "../http/rateLimit.ts";
 import { deleteEndpoint } from "../resources/endpoints.ts";
-import { createListenEndpoint, LEASE_MS, renewLease } from "./endpoint.ts";
+import { createListenEndpoint, LEASE_MS, LISTEN_SECRET_HEADER, renewLease } from "./endpoint.ts";
 import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.ts";
 
 /**
@@ -30,17 +32,56 @@ const BUFFERED_MAX = 8 * 1024 * 1024;
 
 export type ListenSockets = { close(): Promise<void> };
 
-function refuse(socket: Duplex, error: ApiError): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(error.toBody());
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+/** What ws's handshake checks, checked before anything is made: a request it would refuse makes no endpoint. */
+function isHandshake(req: IncomingMessage): boolean {
+  const key = req.headers["sec-websocket-key"];
+  return (
+    req.method === "GET" &&
+    req.headers.upgrade?.toLowerCase() === "websocket" &&
+    typeof key === "string" &&
+    /^[+/0-9A-Za-z]{22}==$/.test(key) &&
+    ["8", "13"].includes(String(req.headers["sec-websocket-version"]))
   );
 }
 
-export function attachListen(server: Server, deps: Deps): ListenSockets {
+function refuse(socket: Duplex, error: ApiError, refused: Counter<"status">): void {
+  refused.inc({ status: error.status });
+  if (socket.destroyed) return;
+  const body = JSON.stringify(error.toBody());
+  // Header values are the gateway's own (Retry-After), never a request's.
+  const extra = Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra.join("")}connection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Serves `herald listen` sockets on `server`. Upgrade requests go around Express: they are
+ * counted here (herald_listen_upgrades_total, herald_listen_sockets) and take a token from the
+ * account's rate limiter like any API request.
+ */
+export function attachListen(
+  server: Server,
+  deps: Deps,
+  { limiter, registry }: { limiter: RateLimiter; registry: Registry },
+): ListenSockets {
   const wss = new WebSocketServer({ noServer: true, maxPayload: RESPONSE_BODY_MAX * 2 });
   const open = new Set<Promise<void>>();
+  const upgrades = new Counter({
+    name: "herald_listen_upgrades_total",
+    help: "herald listen WebSocket requests, by status: 101 opened, else the error answered",
+    labelNames: ["status"],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "herald_listen_sockets",
+    help: "herald listen sockets this gateway holds",
+    registers: [registry],
+    collect() {
+      this.set(open.size);
+    },
+  });
+  const fail = (socket: Duplex, error: ApiError) => refuse(socket, error, upgrades);
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node stops watching the socket once it emits `upgrade`: a reset from here on must not throw.
@@ -49,18 +90,25 @@ export function attachListen(server: Server, deps: Deps): ListenSockets {
     try {
       url = new URL(req.url ?? "/", "http://gateway");
     } catch {
-      return refuse(
-        socket,
-        new ApiError(400, "invalid_request_error", "parameter_invalid", "Malformed URL."),
-      );
+      return fail(socket, new ApiError(400, "invalid_request_error", "parameter_invalid", "Malformed URL."));
     }
     if (url.pathname !== LISTEN_PATH)
-      return refuse(
+      return fail(
         socket,
         new ApiError(404, "invalid_request_error", "resource_missing", "No such WebSocket."),
       );
+    if (!isHandshake(req))
+      return fail(
+        socket,
+        new ApiError(
+          400,
+          "invalid_request_error",
+          "upgrade_invalid",
+          "Not a WebSocket handshake (RFC 6455).",
+        ),
+      );
     if (open.size >= MAX_SOCKETS)
-      return refuse(
+      return fail(
         socket,
         new ApiError(
           503,
@@ -71,9 +119,28 @@ export function attachListen(server: Server, deps: Deps): ListenSockets {
       );
     void (async () => {
       const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
-      const made = await createListenEndpoint(deps, account, url.searchParams);
-      if (socket.destroyed) return void (await deleteEndpoint(deps, account.id, made.endpoint.id));
+      limiter.take(account.id);
+      const chosen = req.headers[LISTEN_SECRET_HEADER];
+      const made = await createListenEndpoint(
+        deps,
+        account,
+        url.searchParams,
+        typeof chosen === "string" ? chosen : undefined,
+      );
+      const dropEndpoint = () =>
+        deleteEndpoint(deps, account.id, made.endpoint.id).catch((err) =>
+          deps.logger.warn(
+            { err, endpoint: made.endpoint.id },
+            "listen endpoint not deleted now; its lease ends it",
+          ),
+        );
+      if (socket.destroyed) return void (await dropEndpoint());
+      // Should the handshake not complete (the client gone meanwhile), the endpoint goes now.
+      let upgraded = false;
+      socket.once("close", () => upgraded || void dropEndpoint());
       wss.handleUpgrade(req, socket, head, (ws) => {
+        upgraded = true;
+        upgrades.inc({ status: 101 });
         const session = serve(deps, ws, made, account.keyId).catch((err) =>
           deps.logger.warn({ err }, "listen socket failed"),
         );
@@ -82,7 +149,7 @@ export function attachListen(server: Server, deps: Deps): ListenSockets {
       });
     })().catch((err) => {
       if (!(err instanceof ApiError)) deps.logger.error({ err }, "listen upgrade failed");
-      refuse(socket, err instanceof ApiError ? err : internal());
+      fail(socket, err instanceof ApiError ? err : internal());
     });
   });
 

@@ -92,7 +92,7 @@ export const endpointHealthRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("EndpointStats"), description: "The endpoint's health." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const endpoint = await findEndpoint(deps.prisma, account, params.id);
-      const [row] = await health(deps, { accountId: account.id, endpointId: endpoint.id }, 1);
+      const [row] = await health(deps, { accountId: account.id, endpointId: endpoint.id, hiddenApps: [] }, 1);
       // Deleted since it was found: as gone as if it had been before.
       if (!row) throw notFound("endpoint", params.id);
       return { body: { object: "endpoint_stats", endpoint: endpoint.id, window: "24h", ...countsOf(row) } };
@@ -106,7 +106,7 @@ export const endpointHealthRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Endpoints' health, failing first",
     description:
-      "Each endpoint (deleted ones left out) with its attempts over the last 24 hours, success rate, last attempt, since when it has only failed, and how deliveries to it go now (`delivery_state`). Ordered for attention: endpoints failing now first (the longest failing first), then paused ones, then disabled ones, then by success rate, lowest first (endpoints without attempts last). Only the first page: `has_more` says whether there are more endpoints than `limit`.",
+      "Each endpoint (deleted ones left out, and those of the operational app unless `app` names it) with its attempts over the last 24 hours, success rate, last attempt, since when it has only failed, and how deliveries to it go now (`delivery_state`). Ordered for attention: endpoints failing now first (the longest failing first), then paused ones, then disabled ones, then by success rate, lowest first (endpoints without attempts last). Only the first page: `has_more` says whether there are more endpoints than `limit`.",
     query: {
       type: "object",
       additionalProperties: false,
@@ -118,12 +118,13 @@ export const endpointHealthRoutes: RouteSpec[] = [
       description: "The endpoints, the ones needing attention first.",
     },
     async handler({ account, query, deps }: Ctx<object, { app?: string; limit: number }>) {
-      const { appId } = await listAppFilter(deps, account, query.app);
+      const apps = await listAppFilter(deps, account, query.app);
       const now = new Date();
       const rows = await health(
         deps,
-        // Deleted endpoints are left out, those of deleted apps with them.
-        { accountId: account.id, ...(appId ? { appId } : {}) },
+        // Deleted endpoints are left out, those of deleted apps with them, and the operational
+        // app's unless named: as every list across the account (listAppFilter).
+        { accountId: account.id, ...(apps.appId ? { appId: apps.appId } : {}), hiddenApps: apps.hidden },
         query.limit + 1,
         now,
       );
@@ -175,7 +176,7 @@ type HealthRow = {
  */
 async function health(
   deps: Deps,
-  filter: { accountId: string; appId?: string; endpointId?: string },
+  filter: { accountId: string; appId?: string; endpointId?: string; hiddenApps: string[] },
   limit: number,
   now = new Date(),
 ): Promise<HealthRow[]> {
@@ -190,6 +191,7 @@ async function health(
        FROM attempts
        WHERE account_id = $1 AND id >= $2 AND completed_at >= $3
          AND ($4::text IS NULL OR app_id = $4) AND ($5::text IS NULL OR endpoint_id = $5)
+         AND NOT app_id = ANY($8::text[])
        GROUP BY endpoint_id),
      health AS (
        SELECT ep.id, ep.app_id, ep.url, ep.description, ep.disabled, ep.disabled_reason,
@@ -204,6 +206,7 @@ async function health(
             LEFT JOIN endpoint_flows f ON f.endpoint_id = ep.id
        WHERE ep.account_id = $1 AND ep.deleted_at IS NULL
          AND ($4::text IS NULL OR ep.app_id = $4) AND ($5::text IS NULL OR ep.id = $5)
+         AND NOT ep.app_id = ANY($8::text[])
        ORDER BY ${order} LIMIT $6)
      SELECT h.*,
             (SELECT a.completed_at FROM attempts a
@@ -218,6 +221,7 @@ async function health(
       filter.endpointId ?? null,
       limit,
       now,
+      filter.hiddenApps,
     ],
   );
   return rows;

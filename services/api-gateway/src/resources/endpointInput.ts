@@ -38,6 +38,19 @@ export function checkSecret(value: string, param = "secret"): string {
   return value;
 }
 
+/**
+ * A `herald listen` endpoint (its `listenUntil` set) is the CLI's while its socket is open: it is
+ * deleted, never changed. A new URL or secret would break the socket it belongs to.
+ */
+export function checkNotListening(found: { listenUntil: Date | null }): void {
+  if (found.listenUntil)
+    throw invalid(
+      undefined,
+      "This endpoint belongs to a `herald listen` session: it cannot be changed, only deleted, and goes away when the CLI exits.",
+      "listen_endpoint",
+    );
+}
+
 /** Set by Herald on every request, so an endpoint's own headers cannot replace them. */
 export const RESERVED_HEADERS = new Set([
   "connection",

@@ -2,7 +2,7 @@ import { endpointSecretContext } from "@herald/db";
 import type { Ctx, Deps } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { iso, nullableTimestamp } from "./common.ts";
-import { checkSecret, generateSecret } from "./endpointInput.ts";
+import { checkNotListening, checkSecret, generateSecret } from "./endpointInput.ts";
 import { findEndpoint } from "./endpoints.ts";
 
 /**
@@ -71,6 +71,7 @@ export const endpointSecretRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("EndpointSecret"), description: "The new secret." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, { secret?: string }>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
+      checkNotListening(found);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
       const updated = await deps.prisma.endpoint.update({
         where: { id: found.id },

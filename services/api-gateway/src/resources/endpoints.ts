@@ -1,4 +1,5 @@
 import { endpointSecretContext, isId, newId, type Prisma, type PrismaClient } from "@herald/db";
+import type { Notice } from "@herald/db/lifecycle";
 import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
@@ -26,13 +27,19 @@ import {
   checkEndpointRoom,
   checkEventTypes,
   checkHeaders,
+  checkNotListening,
   checkSecret,
   checkUrl,
   endpointFields,
   generateSecret,
 } from "./endpointInput.ts";
 import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
-import { checkOperationalTypes, disabledByHand, stageInPrisma } from "./operationalNotices.ts";
+import {
+  checkOperationalTypes,
+  disabledByHand,
+  recoveredByHand,
+  stageInPrisma,
+} from "./operationalNotices.ts";
 
 type EndpointRow = {
   id: string;
@@ -158,6 +165,21 @@ const FRESH_FLOW = {
   slowUntil: null,
   nextReleaseAt: new Date(0),
 };
+
+/**
+ * Makes the endpoint's flow fresh; true when that ended an open breaker (a pause told as
+ * `endpoint.paused`). A conditional update first, so of requests resetting it at once only
+ * the one that found it paused says so (a Retry-After pause, never told, ends untold).
+ */
+async function freshFlow(tx: Prisma.TransactionClient, endpointId: string): Promise<boolean> {
+  const ended = await tx.endpointFlow.updateMany({
+    where: { endpointId, pauseReason: "not_responding" },
+    data: FRESH_FLOW,
+  });
+  if (ended.count === 1) return true;
+  await tx.endpointFlow.updateMany({ where: { endpointId }, data: FRESH_FLOW });
+  return false;
+}
 
 type EndpointInput = {
   url?: string;
@@ -318,13 +340,22 @@ export const endpointRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
+      checkNotListening(found);
       const input = await checkedInput(deps, account.id, body, found.app.operational);
-      // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
       if (input.url) checkHeadersFollow(found, input.url, input.headers);
-      const fresh = (body.disabled === false && found.disabled) || (input.url && input.url !== found.url);
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
+        // `disabled` first, by a conditional update: of requests disabling (or enabling) it at
+        // once, only the one that changed it finds it changed, and tells of it.
+        const flipped =
+          body.disabled !== undefined &&
+          (
+            await tx.endpoint.updateMany({
+              where: { id: found.id, disabled: !body.disabled },
+              data: { disabled: body.disabled },
+            })
+          ).count === 1;
         const headers = input.headers
           ? sealHeaders(deps.secrets, found.id, keepRedacted(input.headers, openHeaders(deps.secrets, found)))
           : {};
@@ -334,15 +365,19 @@ export const endpointRoutes: RouteSpec[] = [
           include: { flow: true },
         });
         // Told to the operational endpoints in this transaction, so never lost (operational.ts).
-        const told =
-          body.disabled === true && !found.disabled
-            ? await stageInPrisma(tx, [disabledByHand(found.id, endpoint.updatedAt)])
-            : [];
-        if (!fresh) return { endpoint, told };
-        await tx.endpointFlow.updateMany({ where: { endpointId: found.id }, data: FRESH_FLOW });
+        const notices: Notice[] = [];
+        if (flipped && body.disabled) notices.push(disabledByHand(found.id, endpoint.updatedAt));
+        // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
+        const enabled = flipped && body.disabled === false;
+        const moved = input.url !== undefined && input.url !== found.url;
+        if (!enabled && !moved) return { endpoint, told: await stageInPrisma(tx, notices) };
+        const pauseEnded = await freshFlow(tx, found.id);
+        // Told once the endpoint is sent to again: not while it stays disabled.
+        if ((enabled || pauseEnded) && !endpoint.disabled)
+          notices.push(recoveredByHand(found.id, endpoint.updatedAt, enabled ? "enabled" : "new_url"));
         return {
           endpoint: await tx.endpoint.findUniqueOrThrow({ where: { id: found.id }, include: { flow: true } }),
-          told,
+          told: await stageInPrisma(tx, notices),
         };
       });
       deps.outbox.publishAfterCommit(updated.told);

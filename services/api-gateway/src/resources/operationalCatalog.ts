@@ -40,8 +40,17 @@ export const OPERATIONAL_CATALOG: Record<OperationalType, { description: string;
     }),
   },
   "endpoint.recovered": {
-    description: "A paused endpoint answered again: its held deliveries go out now.",
-    schema: data(["recovered_at"], { recovered_at: timestamp }),
+    description:
+      "An endpoint is sent to again: a paused one answered (`trigger: automatic`), or, through the API or the portal (`manual`), a disabled one was enabled, or a paused one was given a new URL. Its held deliveries go out now. Told once for each pause or disable that ended; not while the endpoint stays disabled.",
+    schema: data(["trigger", "reason", "recovered_at"], {
+      trigger: {
+        enum: ["automatic", "manual"],
+        description:
+          "`automatic`: it answered again. `manual`: enabled, or given a new URL while paused, through the API or the portal.",
+      },
+      reason: { type: "string", description: "What ended it, in words." },
+      recovered_at: timestamp,
+    }),
   },
   "delivery.exhausted": {
     description:

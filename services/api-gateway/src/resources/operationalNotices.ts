@@ -5,8 +5,9 @@ import type { OutboxRow } from "../outbox.ts";
 
 /**
  * The gateway's part of operational webhooks (the lifecycle's operational.ts tells the rest):
- * an endpoint disabled by hand, and a replay that had nothing to queue, told in the transaction
- * of the change; and the event type names an operational endpoint may subscribe to.
+ * an endpoint disabled by hand, one enabled again (or a paused one given a new URL), and a
+ * replay that had nothing to queue, told in the transaction of the change; and the event type
+ * names an operational endpoint may subscribe to.
  */
 export function checkOperationalTypes(names: string[], param = "event_types"): string[] {
   const known = new Set<string>(OPERATIONAL_TYPES);
@@ -23,6 +24,23 @@ export const disabledByHand = (endpointId: string, at: Date): Notice => ({
   type: "endpoint.disabled" satisfies OperationalType,
   endpointId,
   data: { trigger: "manual", reason: "Disabled through the API.", disabled_at: at.toISOString() },
+});
+
+/** What ended a pause or a disable through the API (or the portal): `reason` in words. */
+const RECOVERED_BY_HAND = {
+  enabled: "Enabled through the API.",
+  new_url: "Given a new URL through the API, which ended its pause.",
+} as const;
+
+/** An endpoint sent to again by a change through the API: enabled, or a paused one given a new URL. */
+export const recoveredByHand = (
+  endpointId: string,
+  at: Date,
+  why: keyof typeof RECOVERED_BY_HAND,
+): Notice => ({
+  type: "endpoint.recovered" satisfies OperationalType,
+  endpointId,
+  data: { trigger: "manual", reason: RECOVERED_BY_HAND[why], recovered_at: at.toISOString() },
 });
 
 export const replayCompleted = (r: {

@@ -1,6 +1,6 @@
 import { isId, newId } from "@herald/db";
-import { claimReplay } from "@herald/db/lifecycle";
-import type { Ctx } from "../context.ts";
+import { claimReplay, previewReplay } from "@herald/db/lifecycle";
+import type { Account, Ctx, Deps } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import {
@@ -81,9 +81,77 @@ export const replaySchemas: Record<string, Schema> = {
       completed_at: nullableTimestamp,
     },
   },
+  ReplayPreview: {
+    type: "object",
+    required: [
+      "object",
+      "endpoint",
+      "endpoint_disabled",
+      "count",
+      "since",
+      "event",
+      "deliveries",
+      "has_more",
+    ],
+    properties: {
+      object: { const: "replay_preview" },
+      endpoint: { type: "string" },
+      endpoint_disabled: {
+        type: "boolean",
+        description: "A disabled endpoint must be enabled before the replay is asked for.",
+      },
+      count: { type: "integer", description: "How many failed deliveries a replay would queue now." },
+      since: nullableTimestamp,
+      event: { type: ["string", "null"] },
+      deliveries: {
+        type: "array",
+        description: "The first 100 of them, oldest first.",
+        items: {
+          type: "object",
+          required: ["event", "event_type", "attempts", "failed_at"],
+          properties: {
+            event: { type: "string" },
+            event_type: { type: "string" },
+            attempts: { type: "integer", description: "Attempts made so far." },
+            failed_at: { ...timestamp, description: "When it failed: its last attempt." },
+          },
+        },
+      },
+      has_more: { type: "boolean", description: "Whether `count` is more than `deliveries` lists." },
+    },
+  },
 };
 
 type ReplayBody = { since?: string | number; event?: string };
+
+const replayFilterProperties = {
+  since: {
+    ...timeInput,
+    description: "Only deliveries whose last failure was at or after this time (ISO 8601 or unix seconds).",
+  },
+  event: { type: "string", description: "Only this event's delivery." },
+} satisfies Record<string, Schema>;
+
+/** `since` as a time, and `event` checked to be the account's: what a replay, or its preview, takes. */
+async function replayFilter(deps: Deps, account: Account, body: ReplayBody): Promise<Date | null> {
+  const since = body.since !== undefined ? parseTime(body.since) : null;
+  if (since && Number.isNaN(since.getTime()))
+    throw invalid("since", "since must be an ISO 8601 time or unix seconds.");
+  if (body.event !== undefined) {
+    const event = isId("event", body.event)
+      ? await deps.prisma.event.findFirst({
+          where: { id: body.event, accountId: account.id },
+          select: { id: true, appId: true },
+        })
+      : null;
+    if (!event) throw notFound("event", body.event, "event");
+    checkScope(account, event.appId, "event", body.event, "event");
+  }
+  return since;
+}
+
+/** Deliveries a preview lists at most; its `count` is of all of them. */
+const PREVIEW_MAX = 100;
 
 export const replayRoutes: RouteSpec[] = [
   {
@@ -99,14 +167,7 @@ export const replayRoutes: RouteSpec[] = [
     body: {
       type: "object",
       additionalProperties: false,
-      properties: {
-        since: {
-          ...timeInput,
-          description:
-            "Only deliveries whose last failure was at or after this time (ISO 8601 or unix seconds).",
-        },
-        event: { type: "string", description: "Only this event's delivery." },
-      },
+      properties: replayFilterProperties,
     },
     response: { status: 202, schema: ref("Replay"), description: "The replay, queued." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, ReplayBody>) {
@@ -117,19 +178,7 @@ export const replayRoutes: RouteSpec[] = [
           "The endpoint is disabled; enable it before replaying its deliveries.",
           "endpoint_disabled",
         );
-      const since = body.since !== undefined ? parseTime(body.since) : null;
-      if (since && Number.isNaN(since.getTime()))
-        throw invalid("since", "since must be an ISO 8601 time or unix seconds.");
-      if (body.event !== undefined) {
-        const event = isId("event", body.event)
-          ? await deps.prisma.event.findFirst({
-              where: { id: body.event, accountId: account.id },
-              select: { id: true, appId: true },
-            })
-          : null;
-        if (!event) throw notFound("event", body.event, "event");
-        checkScope(account, event.appId, "event", body.event, "event");
-      }
+      const since = await replayFilter(deps, account, body);
       // The cutoff pins the set: deliveries failing after the request are not part of it.
       const cutoff = new Date();
       const id = newId("replay");
@@ -167,6 +216,46 @@ export const replayRoutes: RouteSpec[] = [
       });
       deps.outbox.publishAfterCommit(rows);
       return { status: 202, body: serializeReplay(replay) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints/{id}/replay/preview",
+    auth: "account",
+    portal: "read",
+    tag: "Endpoints",
+    summary: "Preview a replay",
+    description:
+      "What `POST /v3/endpoints/{id}/replay` with the same `since` and `event` would queue now, without queuing anything: how many deliveries, and the first 100 of them, oldest first. A replay asked for later may take fewer, should a retry or another replay take some meanwhile.",
+    params: { id: "The endpoint's id." },
+    query: { type: "object", additionalProperties: false, properties: replayFilterProperties },
+    response: { status: 200, schema: ref("ReplayPreview"), description: "What a replay would take." },
+    async handler({ account, params, query, deps }: Ctx<{ id: string }, ReplayBody>) {
+      const endpoint = await findEndpoint(deps.prisma, account, params.id);
+      const since = await replayFilter(deps, account, query);
+      const spec = { endpointId: endpoint.id, cutoff: new Date(), since, eventId: query.event ?? null };
+      const preview = await previewReplay(
+        (text, values) => deps.prisma.$queryRawUnsafe(text, ...values),
+        spec,
+        PREVIEW_MAX,
+      );
+      return {
+        body: {
+          object: "replay_preview" as const,
+          endpoint: endpoint.id,
+          endpoint_disabled: endpoint.disabled,
+          count: preview.count,
+          since: iso(since),
+          event: query.event ?? null,
+          deliveries: preview.deliveries.map((d) => ({
+            event: d.event_id,
+            event_type: d.event_type,
+            attempts: d.attempts,
+            failed_at: iso(d.failed_at),
+          })),
+          has_more: preview.count > preview.deliveries.length,
+        },
+      };
     },
   },
   {

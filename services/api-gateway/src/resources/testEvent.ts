@@ -1,3 +1,4 @@
+import { OPERATIONAL_TYPES } from "@herald/db/lifecycle";
 import type { Ctx } from "../context.ts";
 import { invalid } from "../http/errors.ts";
 import { type RouteSpec, ref } from "../http/route.ts";
@@ -11,7 +12,12 @@ type TestBody = { type?: string; data?: Record<string, unknown> };
  * A test event for one endpoint: a real event, stored and logged like any other, that only
  * this endpoint receives. Without `type`, the first type the endpoint receives (or the
  * account's first); without `data`, the type's example payload.
+ *
+ * An operational endpoint (operational.ts) is sent one of the account's ordinary types, never
+ * one named as Herald's own notices are: what arrives as `endpoint.disabled` there is always
+ * Herald's. Its `event_types` list Herald's types only, so they neither pick nor limit the type.
  */
+const operationalTypes = new Set<string>(OPERATIONAL_TYPES);
 export const testEventRoutes: RouteSpec[] = [
   {
     method: "post",
@@ -21,7 +27,7 @@ export const testEventRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Send a test event to an endpoint",
     description:
-      "Sends an event to this endpoint only. `type` defaults to the first type the endpoint receives, `data` to the type's example payload. The event must match the type's schema, as any event does.",
+      "Sends an event to this endpoint only. `type` defaults to the first type the endpoint receives, `data` to the type's example payload. The event must match the type's schema, as any event does. An operational endpoint is sent one of your ordinary event types (by default your first), whatever its `event_types`; an operational type name (`endpoint.disabled`, …) is `400 operational_type`, so what arrives there as one is always Herald's own.",
     params: { id: "The endpoint's id." },
     body: {
       type: "object",
@@ -31,7 +37,8 @@ export const testEventRoutes: RouteSpec[] = [
           type: "string",
           minLength: 1,
           maxLength: 64,
-          description: "An event type the endpoint receives.",
+          description:
+            "An event type the endpoint receives; for an operational endpoint, any of your event types but the operational ones.",
         },
         data: {
           type: "object",
@@ -49,17 +56,28 @@ export const testEventRoutes: RouteSpec[] = [
           "The endpoint is disabled; enable it to send it a test event.",
           "endpoint_disabled",
         );
+      const operational = endpoint.app.operational;
+      if (operational && body.type !== undefined && operationalTypes.has(body.type))
+        throw invalid(
+          "type",
+          `'${body.type}' is an operational event type: only Herald sends those to an operational endpoint. Send it a test event of one of your own event types.`,
+          "operational_type",
+        );
       const name =
         body.type ??
-        endpoint.eventTypes[0] ??
+        (operational ? undefined : endpoint.eventTypes[0]) ??
         (
           await deps.prisma.eventType.findFirst({
-            where: { accountId: account.id, archivedAt: null },
+            where: {
+              accountId: account.id,
+              archivedAt: null,
+              ...(operational ? { name: { notIn: [...operationalTypes] } } : {}),
+            },
             orderBy: { name: "asc" },
           })
         )?.name;
       if (!name) throw invalid("type", "There is no event type to send: create one first.");
-      if (endpoint.eventTypes.length && !endpoint.eventTypes.includes(name)) {
+      if (!operational && endpoint.eventTypes.length && !endpoint.eventTypes.includes(name)) {
         throw invalid(
           "type",
           `This endpoint does not receive '${name}'; it receives ${endpoint.eventTypes.join(", ")}.`,
