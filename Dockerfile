@@ -24,7 +24,10 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/db/package.json packages/db/prisma.config.ts packages/db/
 COPY packages/db/prisma packages/db/prisma
 COPY packages/runtime/package.json packages/runtime/
+# prisma.config.ts (read by @herald/db's postinstall) takes its defaults from @herald/runtime/config.
+COPY packages/runtime/src packages/runtime/src
 COPY packages/sdk/package.json packages/sdk/
+COPY packages/cli/package.json packages/cli/
 COPY packages/web/package.json packages/web/
 COPY services/api-gateway/package.json services/api-gateway/
 COPY services/dispatcher/package.json services/dispatcher/
