@@ -42,6 +42,8 @@ export type Running = {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Ctrl-C, and its exit code. */
   interrupt(): Promise<number | null>;
+  /** Its exit code, once it ends by itself. */
+  exited: Promise<number | null>;
 };
 
 export function start(args: string[], env: NodeJS.ProcessEnv): Running {
@@ -63,6 +65,7 @@ export function start(args: string[], env: NodeJS.ProcessEnv): Running {
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return {
     child,
+    exited,
     output: () => ({ stdout, stderr }),
     waitFor(pattern, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {

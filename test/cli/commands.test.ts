@@ -1,4 +1,6 @@
 import { statSync } from "node:fs";
+import type { AddressInfo, Socket } from "node:net";
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { deadPort } from "../support/ports.ts";
@@ -44,6 +46,8 @@ describe("herald, configured", () => {
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--nope");
     expect((await herald(["apps", "list", "--limit", "0"], env)).code).toBe(2);
+    expect((await herald(["replay", "ep_x", "--since", "99999999999999"], env)).code).toBe(2);
+    expect((await herald(["apps", "list", "--url", "ftp://example.com"], env)).code).toBe(2);
     const noKey = await herald(["apps", "list"], cliEnv({ HERALD_URL: sys.url }));
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain("herald login");
@@ -71,6 +75,9 @@ describe("herald, configured", () => {
     // A flag wins over the profile.
     const flagged = await herald(["apps", "list", "--api-key", "hk_not_a_real_key_0000000000000000"], own);
     expect(flagged.code).toBe(3);
+    // Another profile used (here for its listen secret) does not become the current one.
+    expect((await herald(["listen", "--print-secret", "--profile", "other"], own)).code).toBe(0);
+    expect(json((await herald(["config", "--json"], own)).stdout).profile).toBe("default");
     expect((await herald(["logout"], own)).code).toBe(0);
     expect((await herald(["apps", "list"], own)).code).toBe(2);
   });
@@ -139,6 +146,39 @@ describe("herald, configured", () => {
     expect(down.stderr).toContain("Is the gateway running");
   });
 
+  it("ends a command waiting on a silent gateway at the first Ctrl-C, with 130", async () => {
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const { port } = silent.address() as AddressInfo;
+    const waiting = start(["apps", "list", "--url", `http://127.0.0.1:${port}`], env);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await waiting.interrupt()).toBe(130);
+    for (const socket of held) socket.destroy();
+    await new Promise<void>((r) => silent.close(() => r()));
+  });
+
+  it("prints what others wrote with control characters escaped", async () => {
+    receiver.on("/hostile", { status: 200, body: "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J" });
+    const ep = await f.endpoint("/hostile", {
+      event_types: ["invoice.paid"],
+      description: "mine\x1b[1A\x1b[2K",
+    });
+    const event = await f.send("invoice.paid");
+    await expect.poll(() => f.status(event, ep), { timeout: 15_000 }).toBe("succeeded");
+    const [attempt] = await f.attempts(`endpoint=${ep}`);
+    const shown = await herald(["attempts", "show", attempt!.id], env);
+    expect(shown.stdout).not.toContain("\x1b");
+    expect(shown.stdout).toContain("ok\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J");
+    const listed = await herald(["endpoints", "show", ep], env);
+    expect(listed.stdout).not.toContain("\x1b");
+    expect(listed.stdout).toContain("mine\\x1b[1A");
+    // --json is for programs: the text as it is, JSON-escaped.
+    expect(
+      json((await herald(["attempts", "show", attempt!.id, "--json"], env)).stdout).response_body,
+    ).toContain("\x1b]52");
+  });
+
   it("sends with an idempotency key once, and reads data from a file or stdin", async () => {
     const args = ["send", "invoice.voided", "--app", "acme", "--idempotency-key", "cli-once", "--json"];
     const first = json((await herald([...args, "--data", "-"], env, '{"n":7}')).stdout);
@@ -185,7 +225,13 @@ describe("herald replay", () => {
     for (const e of events) await expect.poll(() => f.status(e, ep), { timeout: 20_000 }).toBe("failed");
     const healed = await herald(["replay", ep, "--json"], env);
     expect(healed.code, healed.stderr).toBe(0);
-    expect(json(healed.stdout)).toMatchObject({ queued: 2, attempted: 2, succeeded: 2, failed: 0 });
+    expect(json(healed.stdout)).toMatchObject({
+      queued: 2,
+      attempted: 2,
+      succeeded: 2,
+      failed: 0,
+      pending: 0,
+    });
     for (const e of events) expect(await f.status(e, ep)).toBe("succeeded");
     const nothing = await herald(["replay", ep], env);
     expect(nothing.code).toBe(0);

@@ -236,6 +236,18 @@ describe("GET /v3/listen", () => {
     expect(metrics).toMatch(/herald_listen_sockets\{[^}]*\} 0/);
   });
 
+  it("lets an account open only a few sockets a second", async () => {
+    const key = await sys.newAccount("listen-opener");
+    // `app=nope` makes nothing, but each try still takes its token first.
+    const tries = await Promise.all(
+      Array.from({ length: 14 }, () => connect("app=nope", key).catch((err) => err.status as number)),
+    );
+    expect(tries.filter((status) => status === 404).length).toBeGreaterThanOrEqual(9);
+    expect(tries).toContain(429);
+    // Another account is not held back by it.
+    await expect(connect("app=nope")).rejects.toMatchObject({ status: 404 });
+  });
+
   it("ends an endpoint whose lease ran out, its gateway gone", async () => {
     const s = await connect("app=acme");
     const ep: string = s.ready.endpoint.id;

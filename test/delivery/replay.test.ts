@@ -86,7 +86,13 @@ describe("replay", () => {
       return res.body as { count: number; deliveries: { event: string; event_type: string }[] };
     };
     const all = await preview();
-    expect(all).toMatchObject({ object: "replay_preview", endpoint: epA, count: 3, has_more: false });
+    expect(all).toMatchObject({
+      object: "replay_preview",
+      endpoint: epA,
+      count: 3,
+      count_capped: false,
+      has_more: false,
+    });
     expect(all.deliveries.map((d) => d.event)).toEqual(eventsA);
     expect(all.deliveries.every((d) => d.event_type === "order.a")).toBe(true);
     expect((await preview(`?event=${eventsA[1]}`)).deliveries.map((d) => d.event)).toEqual([eventsA[1]]);

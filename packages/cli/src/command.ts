@@ -47,6 +47,11 @@ export type Command = {
   options?: Options;
   /** How many positionals it takes: [min, max]. */
   positionals?: [number, number];
+  /**
+   * It watches `stopped` and ends itself on Ctrl-C (listen, tail, replay's wait). Any other
+   * command is ended at once, exit code 130.
+   */
+  handlesStop?: boolean;
   run(ctx: Context): Promise<number | undefined>;
 };
 
@@ -84,6 +89,10 @@ export function parse(command: Command, argv: string[], stopped: AbortSignal): C
     throw new UsageError(`Unexpected argument "${positionals[max]}": herald ${command.usage}`);
   setColour(!values["no-color"] && !values.json);
   const settings = resolveSettings(values as Flags);
+  if (!URL.canParse(settings.url) || !/^https?:$/.test(new URL(settings.url).protocol))
+    throw new UsageError(
+      `The gateway URL must be http or https, got "${settings.url}" (${settings.sources.url}).`,
+    );
   let client: Herald | undefined;
   return {
     values,
@@ -140,16 +149,17 @@ export function oneOf<T extends string>(values: Values, name: string, choices: r
  */
 export function since(raw: string): string {
   const ago = /^(\d+)([smhd])$/.exec(raw);
-  if (ago) {
-    const unit = { s: 1, m: 60, h: 3600, d: 86400 }[ago[2] as "s" | "m" | "h" | "d"];
-    return new Date(Date.now() - Number(ago[1]) * unit * 1000).toISOString();
-  }
-  if (/^\d+$/.test(raw)) return new Date(Number(raw) * 1000).toISOString();
-  if (Number.isNaN(Date.parse(raw)))
+  const unit = ago && { s: 1, m: 60, h: 3600, d: 86400 }[ago[2] as "s" | "m" | "h" | "d"];
+  const time = ago
+    ? new Date(Date.now() - Number(ago[1]) * unit! * 1000)
+    : /^\d+$/.test(raw)
+      ? new Date(Number(raw) * 1000)
+      : new Date(raw);
+  if (Number.isNaN(time.getTime()))
     throw new UsageError(
       `--since must be a time (ISO 8601 or unix seconds) or a duration like 30m, 2h, 7d; got "${raw}".`,
     );
-  return new Date(raw).toISOString();
+  return time.toISOString();
 }
 
 export const sleep = (ms: number, signal: AbortSignal) =>

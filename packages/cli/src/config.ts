@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { DEFAULT_BASE_URL } from "@herald/sdk";
@@ -52,8 +52,8 @@ function writeFile(path: string, file: File): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // Written whole, then renamed: a crash mid-write never leaves half a file with a key in it.
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temp, 0o600);
+  // `wx`: a file (or a link) already there is never written through.
+  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: "wx" });
   renameSync(temp, path);
 }
 
@@ -65,15 +65,23 @@ export function readProfile(name: string, env = process.env): Profile {
   return readFile(configPath(env)).profiles[name] ?? {};
 }
 
-/** Merges `changes` into the profile (an undefined value removes that field) and makes it current. */
-export function saveProfile(name: string, changes: Partial<Profile>, env = process.env): string {
+/**
+ * Merges `changes` into the profile (an undefined value removes that field); `login` also makes
+ * it the current one.
+ */
+export function saveProfile(
+  name: string,
+  changes: Partial<Profile>,
+  { makeCurrent = false } = {},
+  env = process.env,
+): string {
   const path = configPath(env);
   const file = readFile(path);
   const profile: Profile = { ...file.profiles[name], ...changes };
   for (const key of Object.keys(profile) as (keyof Profile)[])
     if (profile[key] === undefined) delete profile[key];
   file.profiles[name] = profile;
-  file.current = name;
+  if (makeCurrent) file.current = name;
   writeFile(path, file);
   return path;
 }
@@ -104,7 +112,7 @@ export function listenSecret(profile: string, env = process.env): string {
   const saved = readProfile(profile, env).listen_secret;
   if (saved) return saved;
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
-  saveProfile(profile, { listen_secret: secret }, env);
+  saveProfile(profile, { listen_secret: secret }, {}, env);
   return secret;
 }
 

@@ -1,10 +1,12 @@
 import {
+  HeraldAbortError,
   HeraldApiError,
   HeraldAuthenticationError,
   HeraldConnectionError,
   HeraldNotFoundError,
   HeraldPermissionError,
 } from "@herald/sdk";
+import { clean } from "./output.ts";
 
 /**
  * The CLI's exit codes, for scripts:
@@ -44,14 +46,19 @@ export class CliError extends Error {
 export function exitCodeOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof CliError) return err.code;
+  if (err instanceof HeraldAbortError) return EXIT.interrupted;
   if (err instanceof HeraldAuthenticationError || err instanceof HeraldPermissionError) return EXIT.auth;
   if (err instanceof HeraldNotFoundError) return EXIT.notFound;
   if (err instanceof HeraldConnectionError) return EXIT.unreachable;
   return EXIT.failed;
 }
 
-/** One line (two with a hint) for people, on stderr. */
+/** One line (two with a hint) for people, on stderr; the server's words made safe to print. */
 export function describeError(err: unknown): string {
+  return clean(describe(err));
+}
+
+function describe(err: unknown): string {
   if (err instanceof HeraldApiError) {
     const where = err.param ? ` (param: ${err.param})` : "";
     const details = (err.details ?? [])

@@ -57,7 +57,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const found = find(argv);
   const stopping = new AbortController();
-  const stop = () => stopping.abort();
+  // Ctrl-C: a command that watches for it ends itself; any other ends here and now.
+  const stop = () => (found?.command.handlesStop ? stopping.abort() : process.exit(EXIT.interrupted));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   let json = argv.includes("--json");
@@ -88,4 +89,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// Exit once what was written is out: an idle keep-alive socket (the SDK's, a local server's)
+// must not hold a finished command for seconds.
+process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));

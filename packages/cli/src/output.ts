@@ -39,12 +39,26 @@ export function time(iso: string | null | undefined): string {
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are measured without their escapes
 const ANSI = /\x1b\[[0-9;]*m/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is being escaped
+const UNSAFE = /\x1b\[[0-9;]*m|[\x00-\x09\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Text from elsewhere (a receiver's response body, a customer's endpoint description, an error
+ * message) made safe for a terminal: control characters, escape sequences among them, are shown
+ * as `\x1b` and the like, never run. Newlines and colours (SGR, harmless) stay.
+ */
+export function clean(text: string): string {
+  return text.replace(UNSAFE, (c) =>
+    c.length > 1 ? c : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+}
+
 const width = (text: string) => text.replace(ANSI, "").length;
 
 function cell(value: string | number | null | undefined, max = 60): string {
   const text = value === null || value === undefined || value === "" ? "-" : String(value);
   // One line per row: a description's newlines or a response body's would break the table.
-  const flat = text.replace(/[\r\n\t]+/g, " ");
+  const flat = clean(text.replace(/[\r\n\t]+/g, " "));
   return width(flat) > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -67,7 +81,7 @@ export function fields(object: Record<string, unknown>, skip: string[] = []): st
     .map(([k, v]) => {
       const text =
         v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v);
-      return `${dim(k.padEnd(pad))}  ${text}`;
+      return `${dim(k.padEnd(pad))}  ${clean(text)}`;
     })
     .join("\n");
 }

@@ -1,10 +1,11 @@
 /**
  * What `herald listen` does with each request the gateway sends down: POST it to the local
- * server, headers and body as signed, and bring back the answer (its body up to 64 KiB, what
- * the gateway reads). A local server that cannot be reached or does not answer in time is a
- * 502 whose body says why: the attempt records it like any endpoint's failure.
+ * server, headers and body as signed, and bring back the answer (its body's first 4 KiB, what
+ * the attempt keeps). A local server that cannot be reached or does not answer within the
+ * attempt's time is a 502 whose body says why: the attempt records it like any endpoint's
+ * failure.
  */
-export type Relayed = { id: number; headers: Record<string, string>; body: string };
+export type Relayed = { id: number; headers: Record<string, string>; body: string; timeout_ms?: number };
 export type Forwarded = {
   status: number;
   headers: Record<string, string>;
@@ -14,11 +15,19 @@ export type Forwarded = {
   error?: string;
 };
 
-const BODY_MAX = 64 * 1024;
-const TIMEOUT_MS = 30_000;
+/**
+ * What goes back up, at most: the attempt keeps the body's first 4 KiB, and the whole frame
+ * must stay well under the gateway's frame limit (128 KiB) however the JSON escapes it.
+ */
+const BODY_MAX = 4096;
+const HEADERS_MAX = 50;
+const HEADER_VALUE_MAX = 1024;
+/** When the gateway does not say how long the attempt waits. */
+const TIMEOUT_MS = 15_000;
 /** Hop-by-hop and framing headers: fetch sets its own. */
 const SKIP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "content-length"]);
 
+/** The first BODY_MAX bytes, as text (invalid UTF-8 replaced), cut to BODY_MAX characters. */
 async function readCapped(res: Response): Promise<string> {
   if (!res.body) return "";
   const reader = res.body.getReader();
@@ -31,10 +40,22 @@ async function readCapped(res: Response): Promise<string> {
     size += value.byteLength;
   }
   await reader.cancel().catch(() => {});
-  return Buffer.concat(chunks).subarray(0, BODY_MAX).toString("utf8");
+  return Buffer.concat(chunks).subarray(0, BODY_MAX).toString("utf8").slice(0, BODY_MAX);
 }
 
-export async function forward(target: string, request: Relayed): Promise<Forwarded> {
+function capHeaders(headers: Headers): Record<string, string> {
+  return Object.fromEntries(
+    [...headers]
+      .filter(([name]) => name.length <= 256)
+      .slice(0, HEADERS_MAX)
+      .map(([name, value]) => [name, value.slice(0, HEADER_VALUE_MAX)]),
+  );
+}
+
+/** POSTs the request to `target` within the attempt's time; `stopped` cuts it short. */
+export async function forward(target: string, request: Relayed, stopped: AbortSignal): Promise<Forwarded> {
+  const timeoutMs =
+    Number.isSafeInteger(request.timeout_ms) && request.timeout_ms! > 0 ? request.timeout_ms! : TIMEOUT_MS;
   const started = performance.now();
   const headers = Object.fromEntries(
     Object.entries(request.headers).filter(([name]) => !SKIP.has(name.toLowerCase())),
@@ -45,12 +66,12 @@ export async function forward(target: string, request: Relayed): Promise<Forward
       headers,
       body: request.body,
       redirect: "manual",
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopped]),
     });
     const body = await readCapped(res);
     return {
       status: res.status,
-      headers: Object.fromEntries(res.headers),
+      headers: capHeaders(res.headers),
       body,
       ms: Math.round(performance.now() - started),
     };
@@ -58,7 +79,7 @@ export async function forward(target: string, request: Relayed): Promise<Forward
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const why =
       (err as Error).name === "TimeoutError"
-        ? `no answer within ${TIMEOUT_MS / 1000} s`
+        ? `no answer within ${timeoutMs / 1000} s`
         : (cause?.code ?? cause?.message ?? (err as Error).message);
     return {
       status: 502,

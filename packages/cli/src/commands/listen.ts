@@ -2,8 +2,8 @@ import { apiError, HeraldApiError, HeraldConnectionError } from "@herald/sdk";
 import WebSocket from "ws";
 import { type Command, type Context, sleep, str } from "../command.ts";
 import { listenSecret } from "../config.ts";
-import { UsageError } from "../errors.ts";
-import { bold, dim, green, note, out, red, time, yellow } from "../output.ts";
+import { CliError, UsageError } from "../errors.ts";
+import { bold, clean, dim, green, note, out, red, time, yellow } from "../output.ts";
 import { type Forwarded, forward, type Relayed } from "./forward.ts";
 
 /**
@@ -17,6 +17,7 @@ import { type Forwarded, forward, type Relayed } from "./forward.ts";
 type Ready = { endpoint: { id: string; app: string; event_types: string[] }; secret: string };
 type Ended =
   | { kind: "stopped" }
+  | { kind: "ended"; why: string }
   | { kind: "lost"; why: string; opened: boolean }
   | { kind: "refused"; error: Error };
 
@@ -82,8 +83,23 @@ function report(ctx: Context, request: Relayed, result: Forwarded): void {
       ? green(String(result.status))
       : red(String(result.status));
   out(
-    `${time(new Date().toISOString())}  ${type.padEnd(20)} ${event}  ${bold("→")} ${code} ${dim(`${result.ms} ms`)}`,
+    clean(
+      `${time(new Date().toISOString())}  ${type.padEnd(20)} ${event}  ${bold("→")} ${code} ${dim(`${result.ms} ms`)}`,
+    ),
   );
+}
+
+/** A `ready` frame as the CLI needs it, or null: a frame from a hostile gateway never crashes it. */
+function readyOf(frame: Record<string, unknown>): Ready | null {
+  const endpoint = frame.endpoint as Record<string, unknown> | undefined;
+  if (!endpoint || typeof endpoint.id !== "string" || typeof frame.secret !== "string") return null;
+  const types = Array.isArray(endpoint.event_types)
+    ? endpoint.event_types.filter((t) => typeof t === "string")
+    : [];
+  return {
+    endpoint: { id: endpoint.id, app: String(endpoint.app ?? ""), event_types: types },
+    secret: frame.secret,
+  };
 }
 
 /** One socket's life, until it closes; each request forwarded as it comes. */
@@ -125,22 +141,35 @@ function session(
         ws.terminate();
       });
     });
+    ws.on("open", heard);
     ws.on("ping", heard);
     ws.on("message", (data, isBinary) => {
       heard();
       if (isBinary) return;
-      let frame: { type?: string } & Partial<Ready> & Partial<Relayed>;
+      let frame: Record<string, unknown>;
       try {
         frame = JSON.parse(String(data));
       } catch {
         return;
       }
+      if (!frame || typeof frame !== "object") return;
       if (frame.type === "ready") {
+        const ready = readyOf(frame);
+        if (!ready) return;
         opened = true;
-        onReady(frame as Ready);
-      } else if (frame.type === "request" && typeof frame.id === "number") {
-        const request = frame as Relayed;
-        void forward(target, request).then((result) => {
+        onReady(ready);
+      } else if (frame.type === "request" && Number.isSafeInteger(frame.id)) {
+        const request: Relayed = {
+          id: frame.id as number,
+          headers:
+            frame.headers && typeof frame.headers === "object"
+              ? (frame.headers as Record<string, string>)
+              : {},
+          body: typeof frame.body === "string" ? frame.body : "",
+          timeout_ms: typeof frame.timeout_ms === "number" ? frame.timeout_ms : undefined,
+        };
+        void forward(target, request, ctx.stopped).then((result) => {
+          if (ctx.stopped.aborted) return;
           report(ctx, request, result);
           if (ws.readyState === WebSocket.OPEN)
             ws.send(
@@ -161,6 +190,9 @@ function session(
     ws.on("close", (code, reason) => {
       clearTimeout(silence);
       ctx.stopped.removeEventListener("abort", stop);
+      // 1000 from the gateway: it ended the session on purpose (the endpoint deleted, the key
+      // revoked); connecting again would only make a new endpoint nobody asked for.
+      if (code === 1000) end({ kind: "ended", why: reason.toString() || "closed by the gateway" });
       end({ kind: "lost", why: `closed (${code}${reason.length ? `: ${reason}` : ""})`, opened });
       // A refusal's body may still be on its way.
       setTimeout(() => resolve(ended!), 50);
@@ -168,8 +200,15 @@ function session(
   });
 }
 
+/** Worth connecting again once a session has been open: the gateway busy, or the old socket not yet gone. */
+function retryable(error: Error): boolean {
+  if (!(error instanceof HeraldApiError)) return false;
+  return error.status >= 500 || error.status === 429 || error.code === "listen_limit_reached";
+}
+
 export const listenCommand: Command = {
   name: "listen",
+  handlesStop: true,
   usage: "listen --forward-to URL --app APP [--events a,b] [--print-secret]",
   summary: "Forwards an app's deliveries to a server on this machine, signed as in production, until Ctrl-C.",
   help: `  --forward-to URL   where each delivery is POSTed, e.g. http://localhost:3000/webhooks
@@ -195,40 +234,48 @@ Nothing needs a public address: the CLI holds a WebSocket to the gateway.`,
       throw new UsageError(`--forward-to must be an http or https URL, got "${target}".`);
     const app = str(ctx.values, "app");
     if (!app) throw new UsageError("--app is required: the app (id or uid) whose deliveries to receive.");
-    ctx.herald();
+    ctx.herald(); // No API key: said now, as by any command.
     const url = wsUrl(ctx.settings.url, app, str(ctx.values, "events"));
     let everOpened = false;
     for (let retry = 0; ; ) {
       const ended = await session(ctx, url, secret, target, (ready) => {
         retry = 0;
+        // The secret is printed once: `--print-secret` gives it to scripts, never a log line.
         if (ctx.json)
-          return out(
+          out(
             JSON.stringify({
               type: "ready",
               endpoint: ready.endpoint.id,
               app: ready.endpoint.app,
-              secret: ready.secret,
               forward_to: target,
             }),
           );
-        const types = ready.endpoint.event_types.length
-          ? ready.endpoint.event_types.join(", ")
-          : "all event types";
-        note(
-          `${green(everOpened ? "Connected again." : "Ready.")} Deliveries for ${app} (${types}) now go to ${bold(target)}`,
-        );
-        note(`  ${dim("endpoint")}        ${ready.endpoint.id} ${dim("(deleted when this stops)")}`);
-        note(`  ${dim("signing secret")}  ${ready.secret}`);
-        if (!everOpened) note(dim("Ctrl-C to stop."));
+        else {
+          const types = ready.endpoint.event_types.length
+            ? ready.endpoint.event_types.join(", ")
+            : "all event types";
+          note(
+            `${green(everOpened ? "Connected again." : "Ready.")} Deliveries for ${app} (${types}) now go to ${bold(target)}`,
+          );
+          note(`  ${dim("endpoint")}        ${ready.endpoint.id} ${dim("(deleted when this stops)")}`);
+          note(`  ${dim("signing secret")}  ${everOpened ? dim("unchanged") : ready.secret}`);
+          if (!everOpened) note(dim("Ctrl-C to stop."));
+        }
         everOpened = true;
       });
       if (ended.kind === "stopped") return 0;
+      if (ended.kind === "ended") throw new CliError(`The gateway ended the session: ${clean(ended.why)}.`);
       if (ended.kind === "refused") {
-        // Worth another try: the gateway overloaded or stopping. Anything else is final.
-        if (!(ended.error instanceof HeraldApiError && ended.error.status >= 500)) throw ended.error;
-        note(yellow(`The gateway refused for now: ${ended.error.message}`));
+        // Final before any session opened, unless the gateway is busy; after, also while the
+        // old socket still counts against the account's limit.
+        const busy = ended.error instanceof HeraldApiError && ended.error.status >= 500;
+        if (!busy && !(everOpened && retryable(ended.error))) throw ended.error;
+        note(yellow(`The gateway refused for now: ${clean(ended.error.message)}`));
       } else if (!everOpened) {
-        throw new HeraldConnectionError(`Could not reach ${ctx.settings.url}: ${ended.why}.`, null);
+        throw new HeraldConnectionError(
+          `Could not open the listen socket at ${ctx.settings.url}: ${ended.why}.`,
+          null,
+        );
       } else note(yellow(`Connection lost: ${ended.why}.`));
       const wait = Math.min(30_000, 1000 * 2 ** retry++);
       note(dim(`Connecting again in ${wait / 1000} s…`));

@@ -3,17 +3,25 @@ import { createInterface } from "node:readline";
 import { Writable } from "node:stream";
 import { Herald } from "@herald/sdk";
 import { type Command, str } from "../command.ts";
-import { configPath, maskKey, readProfile, resolveSettings, saveProfile } from "../config.ts";
-import { UsageError } from "../errors.ts";
+import { configPath, maskKey, resolveSettings, saveProfile } from "../config.ts";
+import { CliError, EXIT, UsageError } from "../errors.ts";
 import { dim, fields, green, json, note, out } from "../output.ts";
 
-/** The key typed at a prompt that does not echo it. */
+/** The key typed at a prompt that does not echo it; Ctrl-C or Ctrl-D gives up. */
 function prompt(question: string): Promise<string> {
   const muted = new Writable({ write: (_chunk, _enc, done) => done() });
   process.stderr.write(question);
   const rl = createInterface({ input: process.stdin, output: muted, terminal: true });
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    rl.on("SIGINT", () => rl.close());
+    rl.on("close", () => {
+      if (answered) return;
+      process.stderr.write("\n");
+      reject(new CliError("interrupted", EXIT.interrupted));
+    });
     rl.question("", (answer) => {
+      answered = true;
       rl.close();
       process.stderr.write("\n");
       resolve(answer.trim());
@@ -36,17 +44,13 @@ export const loginCommand: Command = {
 The profile file (${configPath()}, or HERALD_CONFIG) is readable by you only.`,
   async run(ctx) {
     const profile = ctx.settings.profile;
-    const url = (
-      str(ctx.values, "url") ??
-      process.env.HERALD_URL ??
-      readProfile(profile).url ??
-      ctx.settings.url
-    ).replace(/\/+$/, "");
+    // As any command finds it (--url, HERALD_URL, the profile), else the default.
+    const url = ctx.settings.url;
     const apiKey = await readKey(str(ctx.values, "api-key"));
     if (!apiKey) throw new UsageError("No API key given.");
     // Any call the key may make proves it: a key of one app may list apps too.
     await new Herald({ apiKey, baseUrl: url, maxRetries: 0 }).apps.list({ limit: 1 }).firstPage();
-    const path = saveProfile(profile, { url, api_key: apiKey });
+    const path = saveProfile(profile, { url, api_key: apiKey }, { makeCurrent: true });
     if (ctx.json) out(json({ profile, url, api_key: maskKey(apiKey), config: path }));
     else
       note(

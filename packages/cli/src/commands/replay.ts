@@ -1,7 +1,7 @@
 import type { Herald, Replay, ReplayPreview } from "@herald/sdk";
 import { type Command, type Context, since, sleep, str } from "../command.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { bold, dim, green, json, note, out, red, status, table, time } from "../output.ts";
+import { bold, dim, green, json, note, out, red, status, table, time, yellow } from "../output.ts";
 
 /**
  * `herald replay <endpoint>`: says how many failed deliveries and which (the API's replay
@@ -30,7 +30,7 @@ function printPreview(ctx: Context, preview: ReplayPreview, dryRun: boolean): vo
   if (ctx.json) return;
   const verb = dryRun ? "would replay" : "Replaying";
   note(
-    `${bold(String(preview.count))} failed deliver${preview.count === 1 ? "y" : "ies"} of ${preview.endpoint}: ${verb}${preview.count ? ":" : " nothing."}`,
+    `${bold(`${preview.count}${preview.count_capped ? " or more" : ""}`)} failed deliver${preview.count === 1 ? "y" : "ies"} of ${preview.endpoint}: ${verb}${preview.count ? ":" : " nothing."}`,
   );
   if (preview.deliveries.length)
     note(
@@ -41,29 +41,32 @@ function printPreview(ctx: Context, preview: ReplayPreview, dryRun: boolean): vo
         { header: "FAILED AT", value: (d) => time(d.failed_at) },
       ]),
     );
-  if (preview.has_more) note(dim(`… and ${preview.count - preview.deliveries.length} more.`));
+  if (preview.has_more)
+    note(
+      dim(
+        `… and ${preview.count - preview.deliveries.length}${preview.count_capped ? " or more" : ""} more.`,
+      ),
+    );
 }
 
-/** Waits until each queued delivery was attempted again; stops early if the endpoint goes. */
+/**
+ * Waits until the replay is over: each queued delivery attempted again, or the replay
+ * `completed` with none of its attempts pending (the rest were never tried: their endpoint was
+ * disabled or deleted, or their events erased, meanwhile).
+ */
 async function follow(ctx: Context, herald: Herald, started: Replay): Promise<Replay> {
   const last = { text: "" };
+  const over = (r: Replay) =>
+    (r.attempted ?? 0) >= r.queued || (r.status === "completed" && (r.pending ?? 0) === 0);
   let replay = started;
-  for (let n = 0; (replay.attempted ?? 0) < replay.queued; n++) {
+  while (!over(replay)) {
     progress(replay, last);
     await sleep(POLL_MS, ctx.stopped);
     if (ctx.stopped.aborted) {
       note(`\nStopped waiting; the replay goes on. Follow it: herald replays show ${replay.id}`);
       throw new CliError("interrupted", EXIT.interrupted);
     }
-    replay = await herald.replays.retrieve(replay.id);
-    // Every 10th poll: a disabled or deleted endpoint leaves the rest untried.
-    if (n % 10 === 9 && replay.status === "completed") {
-      const endpoint = await herald.endpoints.retrieve(replay.endpoint).catch(() => null);
-      if (!endpoint || endpoint.disabled) {
-        note(`\nThe endpoint was ${endpoint ? "disabled" : "deleted"}: the rest will not be tried.`);
-        break;
-      }
-    }
+    replay = await herald.replays.retrieve(replay.id, { signal: ctx.stopped });
   }
   progress(replay, last);
   if (process.stderr.isTTY) process.stderr.write("\n");
@@ -72,6 +75,7 @@ async function follow(ctx: Context, herald: Herald, started: Replay): Promise<Re
 
 export const replayCommand: Command = {
   name: "replay",
+  handlesStop: true,
   usage: "replay <endpoint> [--since TIME] [--event EVT] [--dry-run] [--no-wait]",
   summary: "Replays an endpoint's failed deliveries, and waits until each has been tried again.",
   help: `  --since TIME       only those that failed since: ISO 8601, unix seconds, or 30m, 2h, 7d ago
@@ -79,7 +83,8 @@ export const replayCommand: Command = {
   --dry-run          say how many and which, and queue nothing
   --no-wait          queue them and return; follow with \`herald replays show <id>\`
 
-Exit code 6 when some replayed deliveries failed again (they retry on the endpoint's schedule).`,
+Exit code 6 when some replayed deliveries failed again (they retry on the endpoint's schedule),
+or were not tried (the endpoint disabled or deleted, or their events erased, meanwhile).`,
   options: {
     since: { type: "string" },
     event: { type: "string" },
@@ -93,19 +98,33 @@ Exit code 6 when some replayed deliveries failed again (they retry on the endpoi
     const raw = str(ctx.values, "since");
     const filter = { since: raw === undefined ? undefined : since(raw), event: str(ctx.values, "event") };
     const dryRun = ctx.values["dry-run"] === true;
-    const preview = await herald.endpoints.previewReplay(endpoint, filter);
+    const signal = { signal: ctx.stopped };
+    const preview = await herald.endpoints.previewReplay(endpoint, filter, signal);
     printPreview(ctx, preview, dryRun);
-    if (dryRun) {
-      if (preview.endpoint_disabled) note(dim("The endpoint is disabled: enable it before replaying."));
+    if (preview.endpoint_disabled) note(dim("The endpoint is disabled: enable it before replaying."));
+    // Nothing to replay: no replay is made (nor its replay.completed notice).
+    if (dryRun || preview.count === 0) {
+      if (ctx.json && !dryRun) out(json(preview));
       return 0;
     }
-    const started = await herald.endpoints.replay(endpoint, filter);
-    const done = ctx.values["no-wait"] || started.queued === 0 ? started : await follow(ctx, herald, started);
+    const started = await herald.endpoints.replay(endpoint, filter, signal);
+    if (ctx.values["no-wait"]) {
+      out(ctx.json ? json(started) : `${started.id} ${status(started.status)}: ${started.queued} queued`);
+      return 0;
+    }
+    const done = await follow(ctx, herald, started);
+    const untried = Math.max(0, done.queued - (done.attempted ?? 0));
     if (ctx.json) out(json(done));
     else
       out(
         `${done.id} ${status(done.status)}: ${done.queued} queued, ${done.attempted ?? 0} attempted, ${done.succeeded ?? 0} succeeded, ${done.failed ?? 0} failed`,
       );
-    return (done.failed ?? 0) > 0 ? EXIT.replayFailures : 0;
+    if (untried)
+      note(
+        yellow(
+          `${untried} not tried: the endpoint was disabled or deleted, or their events erased, meanwhile.`,
+        ),
+      );
+    return (done.failed ?? 0) > 0 || untried > 0 ? EXIT.replayFailures : 0;
   },
 };

@@ -1,6 +1,6 @@
-import type { App, Attempt, Endpoint, Event, EventType, PageIterator } from "@herald/sdk";
+import type { App, Attempt, Endpoint, Event, EventType, Herald, PageIterator } from "@herald/sdk";
 import { type Command, type Context, int, oneOf, str } from "../command.ts";
-import { type Column, dim, fields, json, note, out, status, table, time } from "../output.ts";
+import { type Column, clean, dim, fields, json, note, out, status, table, time } from "../output.ts";
 
 /** The list and show commands of each resource, with the API's filters as flags. */
 
@@ -26,8 +26,24 @@ async function listing<T>(
   return 0;
 }
 
-function show(ctx: Context, object: Record<string, unknown>, skip: string[] = []): void {
-  out(ctx.json ? json(object) : fields(object, skip));
+/** `<noun> show <id>`: the object's fields, or its JSON. */
+function simpleShow(
+  name: string,
+  arg: string,
+  summary: string,
+  retrieve: (herald: Herald, id: string) => Promise<object>,
+): Command {
+  return {
+    name,
+    usage: `${name} ${arg}`,
+    summary,
+    positionals: [1, 1],
+    async run(ctx) {
+      const object = await retrieve(ctx.herald(), ctx.positionals[0]!);
+      out(ctx.json ? json(object) : fields(object as Record<string, unknown>));
+      return 0;
+    },
+  };
 }
 
 const appColumns: Column<App>[] = [
@@ -98,16 +114,7 @@ export const resourceCommands: Command[] = [
     options: LIST_OPTIONS,
     run: (ctx) => listing(ctx, (limit) => ctx.herald().apps.list({ limit }), appColumns, "apps"),
   },
-  {
-    name: "apps show",
-    usage: "apps show <app>",
-    summary: "Shows an app, by id or uid.",
-    positionals: [1, 1],
-    async run(ctx) {
-      show(ctx, await ctx.herald().apps.retrieve(ctx.positionals[0]!));
-      return 0;
-    },
-  },
+  simpleShow("apps show", "<app>", "Shows an app, by id or uid.", (h, id) => h.apps.retrieve(id)),
   {
     name: "endpoints list",
     usage: "endpoints list [--app APP] [--limit N | --all]",
@@ -153,16 +160,12 @@ export const resourceCommands: Command[] = [
         "event types",
       ),
   },
-  {
-    name: "event-types show",
-    usage: "event-types show <name>",
-    summary: "Shows an event type, with its schema and an example payload.",
-    positionals: [1, 1],
-    async run(ctx) {
-      show(ctx, await ctx.herald().eventTypes.retrieve(ctx.positionals[0]!));
-      return 0;
-    },
-  },
+  simpleShow(
+    "event-types show",
+    "<name>",
+    "Shows an event type, with its schema and an example payload.",
+    (h, id) => h.eventTypes.retrieve(id),
+  ),
   {
     name: "events list",
     usage: "events list [--app APP] [--type TYPE] [--status STATUS] [--endpoint EP] [--limit N | --all]",
@@ -203,7 +206,7 @@ ${LIST_HELP}`,
       const event = await ctx.herald().events.retrieve(ctx.positionals[0]!);
       if (ctx.json) return void out(json(event));
       out(fields(event, ["deliveries", "deliveries_has_more", "data"]));
-      out(`${dim("data")}\n${json(event.data)}`);
+      out(`${dim("data")}\n${clean(json(event.data))}`);
       if (event.deliveries.length)
         out(
           `${dim("deliveries")}\n${table(event.deliveries, [
@@ -247,24 +250,11 @@ ${LIST_HELP}`,
         "attempts",
       ),
   },
-  {
-    name: "attempts show",
-    usage: "attempts show <attempt>",
-    summary: "Shows an attempt: the request as sent and the response.",
-    positionals: [1, 1],
-    async run(ctx) {
-      show(ctx, await ctx.herald().attempts.retrieve(ctx.positionals[0]!));
-      return 0;
-    },
-  },
-  {
-    name: "replays show",
-    usage: "replays show <replay>",
-    summary: "Shows a replay's progress.",
-    positionals: [1, 1],
-    async run(ctx) {
-      show(ctx, await ctx.herald().replays.retrieve(ctx.positionals[0]!));
-      return 0;
-    },
-  },
+  simpleShow(
+    "attempts show",
+    "<attempt>",
+    "Shows an attempt: the request as sent and the response.",
+    (h, id) => h.attempts.retrieve(id),
+  ),
+  simpleShow("replays show", "<replay>", "Shows a replay's progress.", (h, id) => h.replays.retrieve(id)),
 ];

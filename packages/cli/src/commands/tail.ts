@@ -1,17 +1,31 @@
-import { type Attempt, type Herald, HeraldConnectionError, HeraldServerError } from "@herald/sdk";
+import {
+  type Attempt,
+  type Herald,
+  HeraldConnectionError,
+  HeraldNotFoundError,
+  HeraldServerError,
+} from "@herald/sdk";
 import { type Command, type Context, int, oneOf, sleep, str } from "../command.ts";
 import { dim, note, out, status, time, yellow } from "../output.ts";
 import { outcome } from "./resources.ts";
 
 /**
  * `herald tail`: each delivery attempt as it gets its result. New attempts are found by polling
- * the list for ids newer than the last seen (`ending_before`); one still pending (scheduled, or
- * in flight) is watched and looked up again once due, and printed when it has a result.
+ * the list for ids newer than a cursor (`ending_before`). The cursor trails the newest attempt
+ * seen by a few seconds, and what was seen is remembered, so an attempt committed a little
+ * after a newer one (ids come from many processes) is still found, and none shows twice. One
+ * still pending (scheduled, or in flight) is watched, looked up again once due, and printed
+ * when it has a result. Attempts made before tail started, retries scheduled then included,
+ * are not followed.
  */
 const POLL_MS = 1000;
+/** How far the cursor trails the newest attempt seen. */
+const OVERLAP_MS = 5000;
+/** New attempts read a poll, at most: after a pause (a laptop asleep), tail catches up in steps. */
+const READ_PER_POLL = 1000;
 /** Pending attempts watched at most; past that the oldest are let go, with a note. */
 const WATCH_MAX = 5000;
-/** Watched attempts looked up again per poll, at most. */
+/** Watched attempts looked up again per poll, at most, the longest waiting first. */
 const LOOKUPS_PER_POLL = 25;
 
 type Filter = { app?: string; endpoint?: string; event?: string };
@@ -22,7 +36,10 @@ function line(a: Attempt): string {
 }
 
 class Tail {
+  /** Pending attempts, by id: when each is due. */
   private readonly watched = new Map<string, number>();
+  /** Attempts taken within the overlap, by id: when each was made. */
+  private readonly seen = new Map<string, number>();
   private cursor: string | undefined;
   private warned = false;
 
@@ -32,7 +49,7 @@ class Tail {
     private readonly print: (a: Attempt) => void,
   ) {}
 
-  /** The newest attempt now, so only later ones are shown; `last` of them printed first. */
+  /** From the newest attempt now, so only later ones are shown; `last` of them printed first. */
   async start(last: number): Promise<void> {
     const page = await this.herald.attempts
       .list({ ...this.filter, limit: Math.max(1, Math.min(100, last)) })
@@ -42,6 +59,8 @@ class Tail {
   }
 
   private take(a: Attempt): void {
+    if (this.seen.has(a.id)) return;
+    this.seen.set(a.id, Date.parse(a.created_at));
     if (a.status !== "pending") {
       this.print(a);
       return;
@@ -57,22 +76,36 @@ class Tail {
 
   async poll(): Promise<void> {
     // Newer than the cursor, oldest first, page after page.
-    const newer = this.cursor
-      ? this.herald.attempts.list({ ...this.filter, limit: 100, ending_before: this.cursor })
-      : this.herald.attempts.list({ ...this.filter, limit: 100 });
-    const fresh = await newer.toArray();
-    if (!this.cursor) fresh.reverse();
+    const fresh = this.cursor
+      ? await this.herald.attempts
+          .list({ ...this.filter, limit: 100, ending_before: this.cursor })
+          .toArray({ max: READ_PER_POLL })
+      : (await this.herald.attempts.list({ ...this.filter, limit: 100 }).firstPage()).data.reverse();
     for (const a of fresh) this.take(a);
-    if (fresh.length) this.cursor = fresh[fresh.length - 1]!.id;
+    // The cursor moves to the newest attempt made OVERLAP_MS before the newest seen.
+    const newest = Math.max(...this.seen.values());
+    const settled = fresh.filter((a) => Date.parse(a.created_at) <= newest - OVERLAP_MS).at(-1);
+    if (settled) {
+      this.cursor = settled.id;
+      const before = Date.parse(settled.created_at);
+      for (const [id, at] of this.seen) if (at < before) this.seen.delete(id);
+    }
+    await this.lookUpDue();
+  }
+
+  private async lookUpDue(): Promise<void> {
     const due = [...this.watched].filter(([, at]) => at <= Date.now()).slice(0, LOOKUPS_PER_POLL);
     await Promise.all(
       due.map(async ([id]) => {
-        const a = await this.herald.attempts.retrieve(id).catch(() => null);
-        if (!a) return void this.watched.delete(id);
-        if (a.status !== "pending") {
-          this.watched.delete(id);
-          this.print(a);
-        }
+        // Still pending, or not read now: to the back of the line, so others get their turn.
+        this.watched.delete(id);
+        const a = await this.herald.attempts.retrieve(id).catch((err) => {
+          if (err instanceof HeraldNotFoundError) return "gone" as const;
+          return null;
+        });
+        if (a === "gone") return;
+        if (a && a.status !== "pending") return this.print(a);
+        this.watched.set(id, a ? Date.parse(a.scheduled_at) : Date.now() + POLL_MS);
       }),
     );
   }
@@ -80,6 +113,7 @@ class Tail {
 
 export const tailCommand: Command = {
   name: "tail",
+  handlesStop: true,
   usage: "tail [--app APP] [--endpoint EP] [--event EVT] [--status STATUS] [--last N]",
   summary: "Prints delivery attempts as they get their results, until Ctrl-C.",
   help: `  --app APP          one app's (id or uid)

@@ -20,12 +20,6 @@ export type ReplaySpec = {
   claimed: boolean;
 };
 
-/**
- * Claims for `replayId` the endpoint's `failed` deliveries it matches and no unfinished replay
- * claimed, in id order (the locking rule), and returns how many: the replay's exact `queued`.
- * Run (`execute`: a statement's row count) in the transaction that creates the replay: one
- * asked for at the same moment waits on these rows, then finds them claimed.
- */
 // The deliveries a replay takes: $1 endpoint, $2 cutoff, $3 since, $4 event. When a delivery
 // failed: its last attempt, or (failed without one, its endpoint disabled) when it took the status.
 const MATCHING = `FROM deliveries
@@ -35,6 +29,12 @@ const MATCHING = `FROM deliveries
          AND ($4::text IS NULL OR event_id = $4::text)
          AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = event_id AND ev.data_erased_at IS NOT NULL)`;
 
+/**
+ * Claims for `replayId` the endpoint's `failed` deliveries it matches and no unfinished replay
+ * claimed, in id order (the locking rule), and returns how many: the replay's exact `queued`.
+ * Run (`execute`: a statement's row count) in the transaction that creates the replay: one
+ * asked for at the same moment waits on these rows, then finds them claimed.
+ */
 export async function claimReplay(
   execute: (text: string, values: unknown[]) => Promise<number>,
   spec: Omit<ReplaySpec, "claimed">,
@@ -48,26 +48,37 @@ export async function claimReplay(
 
 export type ReplayCandidate = { event_id: string; event_type: string; attempts: number; failed_at: Date };
 
+/** A preview counts this many at most: past it, `count` is this and `capped` is true. */
+export const PREVIEW_COUNT_MAX = 10_000;
+
 /**
- * What a replay asked for now would take, without claiming anything: how many, and the first
- * `limit` of them (oldest event first). A replay asked for later may take fewer, should another
- * replay or a retry take some meanwhile.
+ * What a replay asked for now would take, without claiming anything: how many (up to
+ * PREVIEW_COUNT_MAX, so an endpoint failing for weeks costs no more than that), and the first
+ * `limit` of them, oldest first. One statement, one snapshot: the count and the list agree. A
+ * replay asked for later may take fewer, should another replay or a retry take some meanwhile.
  */
 export async function previewReplay(
   query: <T>(text: string, values: unknown[]) => Promise<T[]>,
   spec: Omit<ReplaySpec, "claimed" | "replayId">,
   limit: number,
-): Promise<{ count: number; deliveries: ReplayCandidate[] }> {
-  const values = [spec.endpointId, spec.cutoff, spec.since, spec.eventId];
-  const [counted] = await query<{ n: number }>(`SELECT count(*)::int AS n ${MATCHING}`, values);
-  const deliveries = await query<ReplayCandidate>(
-    `SELECT d.event_id, ev.type AS event_type, d.attempts,
-            COALESCE(d.last_attempt_at, d.updated_at) AS failed_at
-     FROM (SELECT * ${MATCHING} ORDER BY id LIMIT $5) d JOIN events ev ON ev.id = d.event_id
+): Promise<{ count: number; capped: boolean; deliveries: ReplayCandidate[] }> {
+  const rows = await query<ReplayCandidate & { total: number }>(
+    `WITH m AS (SELECT id, event_id, attempts, COALESCE(last_attempt_at, updated_at) AS failed_at
+                ${MATCHING} ORDER BY id LIMIT $5),
+          total AS (SELECT count(*)::int AS n FROM m)
+     SELECT total.n AS total, d.event_id, ev.type AS event_type, d.attempts, d.failed_at
+     FROM total
+     LEFT JOIN LATERAL (SELECT * FROM m ORDER BY id LIMIT $6) d ON true
+     LEFT JOIN events ev ON ev.id = d.event_id
      ORDER BY d.id`,
-    [...values, limit],
+    [spec.endpointId, spec.cutoff, spec.since, spec.eventId, PREVIEW_COUNT_MAX + 1, limit],
   );
-  return { count: counted?.n ?? 0, deliveries };
+  const total = rows[0]?.total ?? 0;
+  return {
+    count: Math.min(total, PREVIEW_COUNT_MAX),
+    capped: total > PREVIEW_COUNT_MAX,
+    deliveries: rows.filter((r) => r.event_id !== null).map(({ total: _, ...d }) => d),
+  };
 }
 
 /** Marks the replay `running`; false when there is nothing to do (unknown, or completed). */

@@ -88,6 +88,8 @@ export type Replay = {
   succeeded?: number;
   /** Replayed attempts that failed: their deliveries retry while the schedule has steps left, else end failed again. */
   failed?: number;
+  /** Replayed attempts still waiting for their result. `completed` with none pending: the replay is over; `queued` minus `attempted` were not tried (the endpoint disabled or deleted, or their events erased, meanwhile). */
+  pending?: number;
   since: string | null;
   event: string | null;
   created_at: string;
@@ -99,8 +101,10 @@ export type ReplayPreview = {
   endpoint: string;
   /** A disabled endpoint must be enabled before the replay is asked for. */
   endpoint_disabled: boolean;
-  /** How many failed deliveries a replay would queue now. */
+  /** How many failed deliveries a replay would queue now, counted up to 10,000. */
   count: number;
+  /** True when there are more than 10,000: `count` is then 10,000. */
+  count_capped?: boolean;
   since: string | null;
   event: string | null;
   /** The first 100 of them, oldest first. */

@@ -1,7 +1,7 @@
 /**
  * The frames of a `herald listen` socket, JSON text. Down (gateway to CLI):
- * `{ type: "ready", endpoint, secret }` once, then `{ type: "request", id, headers, body }` for
- * each attempt. Up: `{ type: "response", id, status, headers?, body? }` for each request, what
+ * `{ type: "ready", endpoint, secret }` once, then `{ type: "request", id, headers, body,
+ * timeout_ms }` for each attempt (`timeout_ms`: how long its sender waits for the answer). Up: `{ type: "response", id, status, headers?, body? }` for each request, what
  * the local server answered. Anything else up is ignored: a request without its answer in time
  * is an attempt that timed out.
  */

@@ -6,7 +6,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import type { Deps } from "../context.ts";
 import { authenticateKey } from "../http/auth.ts";
 import { ApiError, internal } from "../http/errors.ts";
-import type { RateLimiter } from "../http/rateLimit.ts";
+import { RateLimiter } from "../http/rateLimit.ts";
 import { deleteEndpoint } from "../resources/endpoints.ts";
 import { createListenEndpoint, LEASE_MS, LISTEN_SECRET_HEADER, renewLease } from "./endpoint.ts";
 import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.ts";
@@ -27,6 +27,8 @@ export const LISTEN_PATH = "/v3/listen";
 const PING_MS = 20_000;
 /** Sockets one gateway holds at most: each is an AMQP channel on its one connection (2047 at most). */
 const MAX_SOCKETS = 1000;
+/** Sockets an account may open a second (bursts of twice that), on each gateway. */
+const OPENS_PER_SECOND = 5;
 /** Bytes queued to a client that does not read, at most; past that it is closed. */
 const BUFFERED_MAX = 8 * 1024 * 1024;
 
@@ -58,7 +60,7 @@ function refuse(socket: Duplex, error: ApiError, refused: Counter<"status">): vo
 /**
  * Serves `herald listen` sockets on `server`. Upgrade requests go around Express: they are
  * counted here (herald_listen_upgrades_total, herald_listen_sockets) and take a token from the
- * account's rate limiter like any API request.
+ * account's rate limiter like any API request, and one from a smaller bucket of their own.
  */
 export function attachListen(
   server: Server,
@@ -82,6 +84,7 @@ export function attachListen(
     },
   });
   const fail = (socket: Duplex, error: ApiError) => refuse(socket, error, upgrades);
+  const opens = new RateLimiter(OPENS_PER_SECOND);
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node stops watching the socket once it emits `upgrade`: a reset from here on must not throw.
@@ -120,6 +123,9 @@ export function attachListen(
     void (async () => {
       const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
       limiter.take(account.id);
+      // Each socket makes and deletes an endpoint, an AMQP queue and an outbox row: opening
+      // them has a small budget of its own, whatever the account's request rate.
+      opens.take(account.id);
       const chosen = req.headers[LISTEN_SECRET_HEADER];
       const made = await createListenEndpoint(
         deps,
@@ -186,7 +192,8 @@ async function serve(
         waiting.set(id, request);
         // Unanswered in time, the sender has given up (a timeout): forgotten here too.
         setTimeout(() => waiting.delete(id) && request.expire(), request.expiresInMs).unref();
-        ws.send(JSON.stringify({ type: "request", id, headers: request.headers, body: request.body }));
+        const frame = { type: "request", id, headers: request.headers, body: request.body };
+        ws.send(JSON.stringify({ ...frame, timeout_ms: request.expiresInMs }));
       },
       () => ws.close(1011, "broker connection lost"),
     );

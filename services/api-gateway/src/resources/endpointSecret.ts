@@ -51,11 +51,15 @@ export const endpointSecretRoutes: RouteSpec[] = [
     portal: "write",
     tag: "Endpoints",
     summary: "Retrieve an endpoint's signing secret",
-    description: "A read-only portal session cannot: it gets a `403`.",
+    description:
+      "A read-only portal session cannot: it gets a `403`. Nor can any portal session read a `herald listen` endpoint's: that secret is the developer's (`400 listen_endpoint`).",
     params: byId,
     response: { status: 200, schema: ref("EndpointSecret"), description: "The current secret." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      return secretReply(deps, await findEndpoint(deps.prisma, account, params.id));
+      const found = await findEndpoint(deps.prisma, account, params.id);
+      // The CLI signs every session with one secret of the developer's, whatever the app.
+      if (account.via === "portal") checkNotListening(found);
+      return secretReply(deps, found);
     },
   },
   {

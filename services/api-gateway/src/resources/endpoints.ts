@@ -352,7 +352,7 @@ export const endpointRoutes: RouteSpec[] = [
           body.disabled !== undefined &&
           (
             await tx.endpoint.updateMany({
-              where: { id: found.id, disabled: !body.disabled },
+              where: { id: found.id, deletedAt: null, disabled: !body.disabled },
               data: { disabled: body.disabled },
             })
           ).count === 1;

@@ -26,11 +26,11 @@ type ReplayRow = {
   completedAt: Date | null;
 };
 
-type Progress = { attempted: number; succeeded: number; failed: number };
+type Progress = { attempted: number; succeeded: number; failed: number; pending: number };
 
 export const serializeReplay = (
   r: ReplayRow,
-  progress: Progress = { attempted: 0, succeeded: 0, failed: 0 },
+  progress: Progress = { attempted: 0, succeeded: 0, failed: 0, pending: 0 },
 ) => ({
   id: r.id,
   object: "replay" as const,
@@ -75,6 +75,11 @@ export const replaySchemas: Record<string, Schema> = {
         description:
           "Replayed attempts that failed: their deliveries retry while the schedule has steps left, else end failed again.",
       },
+      pending: {
+        type: "integer",
+        description:
+          "Replayed attempts still waiting for their result. `completed` with none pending: the replay is over; `queued` minus `attempted` were not tried (the endpoint disabled or deleted, or their events erased, meanwhile).",
+      },
       since: nullableTimestamp,
       event: { type: ["string", "null"] },
       created_at: timestamp,
@@ -100,7 +105,14 @@ export const replaySchemas: Record<string, Schema> = {
         type: "boolean",
         description: "A disabled endpoint must be enabled before the replay is asked for.",
       },
-      count: { type: "integer", description: "How many failed deliveries a replay would queue now." },
+      count: {
+        type: "integer",
+        description: "How many failed deliveries a replay would queue now, counted up to 10,000.",
+      },
+      count_capped: {
+        type: "boolean",
+        description: "True when there are more than 10,000: `count` is then 10,000.",
+      },
       since: nullableTimestamp,
       event: { type: ["string", "null"] },
       deliveries: {
@@ -162,7 +174,7 @@ export const replayRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Replay failed deliveries",
     description:
-      "Queues every `failed` delivery of the endpoint again, oldest first: all of them, only those that failed at or after `since`, or only `event`'s. A delivery another unfinished replay counted is not counted again, so `queued` is the exact number that will be tried (unless the endpoint is disabled or deleted meanwhile). A disabled endpoint must be enabled first.",
+      "Queues every `failed` delivery of the endpoint again, oldest first: all of them, only those that failed at or after `since`, or only `event`'s. A delivery another unfinished replay counted is not counted again, so `queued` is the exact number that will be tried (unless the endpoint is disabled or deleted, or an event erased, meanwhile). A disabled endpoint must be enabled first.",
     params: { id: "The endpoint's id." },
     body: {
       type: "object",
@@ -245,6 +257,7 @@ export const replayRoutes: RouteSpec[] = [
           endpoint: endpoint.id,
           endpoint_disabled: endpoint.disabled,
           count: preview.count,
+          count_capped: preview.capped,
           since: iso(since),
           event: query.event ?? null,
           deliveries: preview.deliveries.map((d) => ({
@@ -279,7 +292,7 @@ export const replayRoutes: RouteSpec[] = [
       await checkAppLive(deps.prisma, found.endpoint.appId, "replay", params.id);
       const counts = await deps.prisma.attempt.groupBy({
         by: ["status"],
-        where: { replayId: found.id, status: { in: ["succeeded", "failed"] } },
+        where: { replayId: found.id },
         _count: { _all: true },
       });
       const of = (status: string) => counts.find((c) => c.status === status)?._count._all ?? 0;
@@ -288,6 +301,7 @@ export const replayRoutes: RouteSpec[] = [
           attempted: of("succeeded") + of("failed"),
           succeeded: of("succeeded"),
           failed: of("failed"),
+          pending: of("pending"),
         }),
       };
     },
