@@ -48,6 +48,12 @@ describe("herald, configured", () => {
     expect((await herald(["apps", "list", "--limit", "0"], env)).code).toBe(2);
     expect((await herald(["replay", "ep_x", "--since", "99999999999999"], env)).code).toBe(2);
     expect((await herald(["apps", "list", "--url", "ftp://example.com"], env)).code).toBe(2);
+    const pasted = await herald(
+      ["apps", "list"],
+      cliEnv({ HERALD_URL: sys.url, HERALD_API_KEY: `${sys.key}\n` }),
+    );
+    expect(pasted.code).toBe(2);
+    expect(pasted.stderr).toContain("HERALD_API_KEY");
     const noKey = await herald(["apps", "list"], cliEnv({ HERALD_URL: sys.url }));
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain("herald login");

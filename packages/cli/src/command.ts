@@ -105,6 +105,11 @@ export function parse(command: Command, argv: string[], stopped: AbortSignal): C
         throw new UsageError(
           "No API key: run `herald login`, set HERALD_API_KEY, or pass --api-key (`npm start` prints one).",
         );
+      // A key pasted with a newline or a space would fail deep in fetch, unexplained.
+      if (/[^\x21-\x7e]/.test(settings.apiKey))
+        throw new UsageError(
+          `The API key (${settings.sources.apiKey}) has spaces or other characters no key has.`,
+        );
       client ??= new Herald({ apiKey: settings.apiKey, baseUrl: settings.url });
       return client;
     },
