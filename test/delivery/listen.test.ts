@@ -4,6 +4,7 @@ import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { browserSessions } from "../support/browserSessions.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
@@ -234,6 +235,20 @@ describe("GET /v3/listen", () => {
     expect(metrics).toMatch(/herald_listen_upgrades_total\{status="400",[^}]*\} [1-9]/);
     expect(metrics).toMatch(/herald_listen_upgrades_total\{status="101",[^}]*\} [1-9]/);
     expect(metrics).toMatch(/herald_listen_sockets\{[^}]*\} 0/);
+  });
+
+  it("keeps a listen endpoint's secret from the app's portal", async () => {
+    const { open, as, portal } = browserSessions(() => sys);
+    const s = await connect("app=acme");
+    const ep: string = s.ready.endpoint.id;
+    const cookie = await open((await portal()).token);
+    const fromPortal = await sys.request("GET", `/v3/endpoints/${ep}/secret`, as(cookie));
+    expect(fromPortal.status).toBe(400);
+    expect(fromPortal.body.error.code).toBe("listen_endpoint");
+    // The account's key, the developer's, may.
+    expect((await sys.request("GET", `/v3/endpoints/${ep}/secret`)).body.secret).toBe(s.ready.secret);
+    s.ws.close();
+    await closed(s.ws);
   });
 
   it("lets an account open only a few sockets a second", async () => {
