@@ -52,6 +52,7 @@ export const sdkMethods = {
   endpointsHealthFailingFirst: "endpoints.listHealth",
   retrieveReplay: "replays.retrieve",
   sendEvent: "events.send",
+  dryRunEvent: "events.dryRun",
   listEvents: "events.list",
   retrieveEvent: "events.retrieve",
   eraseEventPayload: "events.erasePayload",

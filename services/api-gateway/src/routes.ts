@@ -5,6 +5,7 @@ import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys.ts";
 import { appRoutes, appSchemas } from "./resources/apps.ts";
 import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
 import { dashboardSessionRoutes, dashboardSessionSchemas } from "./resources/dashboardSessions.ts";
+import { dryRunRoutes, dryRunSchemas } from "./resources/dryRun.ts";
 import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
 import { endpointSecretRoutes, endpointSecretSchemas } from "./resources/endpointSecret.ts";
 import { endpointRoutes, endpointSchemas } from "./resources/endpoints.ts";
@@ -31,6 +32,7 @@ export const routes: RouteSpec[] = [
   ...testEventRoutes,
   ...statsRoutes,
   ...endpointHealthRoutes,
+  ...dryRunRoutes,
   ...eventRoutes,
   ...eventErasureRoutes,
   ...eventDeliveryRoutes,
@@ -50,6 +52,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...endpointSecretSchemas,
   ...replaySchemas,
   ...eventSchemas,
+  ...dryRunSchemas,
   ...attemptSchemas,
   ...operationalSchemas,
   ...apiKeySchemas,

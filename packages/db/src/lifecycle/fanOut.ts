@@ -1,8 +1,16 @@
 import { newId } from "../ids.ts";
 import { prepared, type Queryable } from "../pool.ts";
 
-export type FanOutEvent = { id: string; account_id: string; app_id: string; type: string };
-export type FanOutEndpoint = { id: string; app_id: string; url: string; event_types: string[] };
+/** `data` only for events of an app with a filtered endpoint: the filter may read it. */
+export type FanOutEvent = { id: string; account_id: string; app_id: string; type: string; data?: unknown };
+export type FanOutEndpoint = {
+  id: string;
+  app_id: string;
+  url: string;
+  event_types: string[];
+  /** A MongoDB-style query (@herald/contracts/filter), or null. */
+  filter: unknown;
+};
 
 const EVENTS = prepared(
   "fan-out-events",
@@ -12,13 +20,15 @@ const EVENTS = prepared(
 const ENDPOINTS = prepared(
   "fan-out-endpoints",
   // Prisma keeps an empty list as NULL.
-  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types FROM endpoints
+  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types, filter FROM endpoints
    WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled`,
 );
+const PAYLOADS = prepared("fan-out-payloads", "SELECT id, data FROM events WHERE id = ANY($1)");
 
 /**
  * The events of these ids that still have an app and their payload, and the endpoints their
- * apps have that may receive them: neither deleted nor disabled. Which endpoint receives which event is the
+ * apps have that may receive them: neither deleted nor disabled. An event's `data` comes with
+ * it when an endpoint of its app has a filter. Which endpoint receives which event is the
  * dispatcher's policy (its `fanOut` stage).
  */
 export async function eventsToFanOut(
@@ -30,6 +40,14 @@ export async function eventsToFanOut(
   const { rows: endpoints } = await db.query<FanOutEndpoint>(
     ENDPOINTS([[...new Set(events.map((e) => e.app_id))]]),
   );
+  // Payloads are read only for apps that filter: the rest fan out on type alone.
+  const filtering = new Set(endpoints.filter((e) => e.filter !== null).map((e) => e.app_id));
+  const needed = events.filter((e) => filtering.has(e.app_id));
+  if (needed.length) {
+    const { rows } = await db.query<{ id: string; data: unknown }>(PAYLOADS([needed.map((e) => e.id)]));
+    const data = new Map(rows.map((r) => [r.id, r.data]));
+    for (const e of needed) e.data = data.get(e.id);
+  }
   return { events, endpoints };
 }
 

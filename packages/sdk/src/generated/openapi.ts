@@ -53,6 +53,8 @@ export type Endpoint = {
   rate_limit: number | null;
   /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
   max_in_flight: number | null;
+  /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+  filter: Record<string, unknown> | null;
   /** How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them. */
   delivery_state: {
     /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
@@ -144,6 +146,22 @@ export type Event = {
   deliveries: Delivery[];
   /** Whether the event has more deliveries than shown: page through them with `GET /v3/events/{id}/deliveries`. */
   deliveries_has_more: boolean;
+};
+
+export type EventDryRun = {
+  object: "event_dry_run";
+  /** The app's id. */
+  app: string;
+  type: string;
+  /** Every endpoint of the app, oldest first. */
+  endpoints: Array<{
+    endpoint: string;
+    url: string;
+    receives: boolean;
+    reason: null | "event_types" | "filter" | "disabled";
+    /** The reason, in words. */
+    why: string | null;
+  }>;
 };
 
 export type Attempt = {
@@ -550,6 +568,8 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      filter?: Record<string, unknown> | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;
     };
@@ -610,6 +630,8 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      filter?: Record<string, unknown> | null;
     };
     response: Endpoint;
   };
@@ -763,6 +785,20 @@ export type Operations = {
       has_more: boolean;
     };
   };
+  /** Dry-run an event: `POST /v3/events/dry-run` */
+  dryRunEvent: {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The app's id or its uid. */
+      app: string;
+      /** An event type name. */
+      type: string;
+      /** The payload: any JSON object. In a form body, a JSON string. */
+      data: Record<string, unknown>;
+    };
+    response: EventDryRun;
+  };
   /** Send an event: `POST /v3/events` */
   sendEvent: {
     params: Record<string, never>;
@@ -910,6 +946,8 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      filter?: Record<string, unknown> | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;
     };
@@ -1300,6 +1338,7 @@ export const operations = {
   attemptStatistics: { method: "GET", path: "/v3/stats/attempts" },
   endpointHealth: { method: "GET", path: "/v3/endpoints/{id}/stats" },
   endpointsHealthFailingFirst: { method: "GET", path: "/v3/stats/endpoints" },
+  dryRunEvent: { method: "POST", path: "/v3/events/dry-run" },
   sendEvent: { method: "POST", path: "/v3/events" },
   listEvents: { method: "GET", path: "/v3/events" },
   retrieveEvent: { method: "GET", path: "/v3/events/{id}" },

@@ -1,5 +1,5 @@
 import type { Body, Query, Transport } from "../client.ts";
-import type { Delivery, Event } from "../generated/openapi.ts";
+import type { Delivery, Event, EventDryRun } from "../generated/openapi.ts";
 import type { RequestOptions } from "../options.ts";
 import type { PageIterator } from "../paging.ts";
 
@@ -10,6 +10,11 @@ export class Events {
   /** `POST /v3/events`: `{ app, type, data }`. Deliveries fill in as the dispatcher works. */
   send(params: Body<"sendEvent">, options?: RequestOptions): Promise<Event> {
     return this.transport.call("sendEvent", { body: params }, options);
+  }
+
+  /** `POST /v3/events/dry-run`: which endpoints `send` with these would reach, and why not the others. Nothing is sent. */
+  dryRun(params: Body<"dryRunEvent">, options?: RequestOptions): Promise<EventDryRun> {
+    return this.transport.call("dryRunEvent", { body: params }, options);
   }
 
   /** `GET /v3/events`, filtered by `app`, `type`, `status`, `endpoint`. */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Prisma, PrismaClient } from "@herald/db";
+import { compileFilter, FilterError } from "@herald/contracts/filter";
+import { Prisma, type PrismaClient } from "@herald/db";
 import { invalid } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 import { limitFields } from "./endpointState.ts";
@@ -98,6 +99,26 @@ export async function checkEventTypes(
   return unique;
 }
 
+export const filterField: Schema = {
+  type: ["object", "null"],
+  description:
+    'Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not.',
+};
+
+/** A filter checked (its faults named, `400`), or null to remove it. */
+export function checkFilter(
+  filter: Record<string, unknown> | null,
+): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  if (filter === null) return Prisma.DbNull;
+  try {
+    compileFilter(filter);
+  } catch (err) {
+    if (err instanceof FilterError) throw invalid(err.param, err.message, "filter_invalid");
+    throw err;
+  }
+  return filter as Prisma.InputJsonValue;
+}
+
 export const endpointFields: Record<string, Schema> = {
   url: {
     type: "string",
@@ -122,6 +143,7 @@ export const endpointFields: Record<string, Schema> = {
   },
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
   ...limitFields,
+  filter: filterField,
 };
 
 /**

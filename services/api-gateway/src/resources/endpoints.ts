@@ -26,11 +26,13 @@ import {
 import {
   checkEndpointRoom,
   checkEventTypes,
+  checkFilter,
   checkHeaders,
   checkNotListening,
   checkSecret,
   checkUrl,
   endpointFields,
+  filterField,
   generateSecret,
 } from "./endpointInput.ts";
 import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
@@ -52,6 +54,7 @@ type EndpointRow = {
   disabledReason: string | null;
   rateLimit: number | null;
   maxInFlight: number | null;
+  filter: unknown;
   flow?: FlowRow | null;
   createdAt: Date;
   updatedAt: Date;
@@ -70,6 +73,7 @@ export const serializeEndpoint = (e: EndpointRow) => ({
   headers: shownHeaders(e.headers),
   rate_limit: e.rateLimit,
   max_in_flight: e.maxInFlight,
+  filter: e.filter ?? null,
   delivery_state: deliveryState(e),
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
@@ -90,6 +94,7 @@ export const endpointSchemas: Record<string, Schema> = {
       "headers",
       "rate_limit",
       "max_in_flight",
+      "filter",
       "delivery_state",
       "created_at",
       "updated_at",
@@ -109,6 +114,7 @@ export const endpointSchemas: Record<string, Schema> = {
         description: "The custom headers' names; each value is `[redacted]`: they are write-only.",
       },
       ...limitFields,
+      filter: filterField,
       delivery_state: deliveryStateSchema,
       created_at: timestamp,
       updated_at: timestamp,
@@ -189,6 +195,7 @@ type EndpointInput = {
   disabled?: boolean;
   rate_limit?: number | null;
   max_in_flight?: number | null;
+  filter?: Record<string, unknown> | null;
 };
 
 /** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
@@ -206,6 +213,7 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, 
     ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
     ...(body.rate_limit !== undefined ? { rateLimit: body.rate_limit } : {}),
     ...(body.max_in_flight !== undefined ? { maxInFlight: body.max_in_flight } : {}),
+    ...(body.filter !== undefined ? { filter: checkFilter(body.filter) } : {}),
     ...(body.disabled !== undefined
       ? {
           disabled: body.disabled,
@@ -279,6 +287,7 @@ export const endpointRoutes: RouteSpec[] = [
     summary: "Create an endpoint",
     description:
       "Registers a URL of one app. Without `secret` a new one is made; read it with `GET /v3/endpoints/{id}/secret`.",
+    formJson: ["filter"],
     body: {
       type: "object",
       additionalProperties: false,
@@ -334,7 +343,8 @@ export const endpointRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Update an endpoint",
     description:
-      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`.",
+      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`; `filter: null` removes the filter.",
+    formJson: ["filter"],
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },

@@ -30,6 +30,26 @@ export function eventTypeFor(deps: Deps, accountId: string, name: string) {
   );
 }
 
+/** What sending refuses: a type that does not exist or is archived, data its schema refuses (422). */
+export async function checkEvent(
+  deps: Deps,
+  account: Account,
+  typeName: string,
+  data: Record<string, unknown>,
+) {
+  const type = await eventTypeFor(deps, account.id, typeName);
+  if (!type)
+    throw invalid("type", `No event type named '${typeName}'. Create it first with POST /v3/event-types.`);
+  if (type.archivedAt)
+    throw invalid(
+      "type",
+      `The event type '${typeName}' is archived and accepts no new events.`,
+      "event_type_archived",
+    );
+  if (type.schema !== null)
+    await assertMatches(deps, schemaRequester(account), { ...type, name: typeName }, data);
+}
+
 /**
  * Checks an event against its type, stores it with its outbox message, and publishes it:
  * to every subscribed endpoint of the app, or only to `onlyEndpoint` (a test event).
@@ -43,17 +63,7 @@ export async function acceptEvent(
   onlyEndpoint?: string,
 ) {
   const body = { app: app.id, type: typeName, data };
-  const type = await eventTypeFor(deps, account.id, body.type);
-  if (!type)
-    throw invalid("type", `No event type named '${body.type}'. Create it first with POST /v3/event-types.`);
-  if (type.archivedAt)
-    throw invalid(
-      "type",
-      `The event type '${body.type}' is archived and accepts no new events.`,
-      "event_type_archived",
-    );
-  if (type.schema !== null)
-    await assertMatches(deps, schemaRequester(account), { ...type, name: body.type }, body.data);
+  await checkEvent(deps, account, typeName, data);
   const id = newId("event");
   annotate({ "herald.event_id": id, "herald.app_id": app.id });
   const createdAt = new Date();

@@ -1,0 +1,102 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compileFilter, FILTER_LIMITS, FilterError, matchesFilter } from "./filter.ts";
+
+const event = {
+  id: "evt_1",
+  type: "order.created",
+  app: "app_1",
+  data: {
+    amount: 250,
+    currency: "EUR",
+    customer: { tier: "gold", tags: ["vip", "eu"] },
+    items: [
+      { sku: "a-1", qty: 2 },
+      { sku: "b-2", qty: 1 },
+    ],
+    note: null,
+  },
+};
+
+const matches = (filter: unknown) => matchesFilter(compileFilter(filter), event);
+
+describe("endpoint filters", () => {
+  it("match by equality, comparison, membership and presence", () => {
+    expect(matches({})).toBe(true);
+    expect(matches({ type: "order.created" })).toBe(true);
+    expect(matches({ type: "order.paid" })).toBe(false);
+    expect(matches({ "data.amount": { $gte: 100 } })).toBe(true);
+    expect(matches({ "data.amount": { $gt: 100, $lt: 200 } })).toBe(false);
+    expect(matches({ "data.currency": { $in: ["USD", "EUR"] } })).toBe(true);
+    expect(matches({ "data.currency": { $nin: ["USD", "EUR"] } })).toBe(false);
+    expect(matches({ "data.currency": { $ne: "USD" } })).toBe(true);
+    expect(matches({ "data.refund": { $exists: false } })).toBe(true);
+    expect(matches({ "data.note": { $exists: true } })).toBe(true);
+    expect(matches({ "data.note": null })).toBe(true);
+    // Strings compare with strings, never with numbers.
+    expect(matches({ "data.currency": { $gt: "A" } })).toBe(true);
+    expect(matches({ "data.currency": { $gt: 1 } })).toBe(false);
+  });
+
+  it("go into objects and arrays, by key, by index and through each item", () => {
+    expect(matches({ "data.customer.tier": "gold" })).toBe(true);
+    expect(matches({ "data.customer": { tier: "gold", tags: ["vip", "eu"] } })).toBe(true);
+    expect(matches({ "data.customer.tags": "vip" })).toBe(true);
+    expect(matches({ "data.items.0.sku": "a-1" })).toBe(true);
+    expect(matches({ "data.items.1.sku": "a-1" })).toBe(false);
+    expect(matches({ "data.items.sku": "b-2" })).toBe(true);
+    expect(matches({ "data.items.qty": { $gte: 2 } })).toBe(true);
+    expect(matches({ "data.items.qty": { $gt: 2 } })).toBe(false);
+  });
+
+  it("combine with $and, $or and $not", () => {
+    expect(matches({ $or: [{ type: "order.paid" }, { "data.amount": { $gt: 200 } }] })).toBe(true);
+    expect(matches({ $and: [{ type: "order.created" }, { "data.currency": "USD" }] })).toBe(false);
+    expect(matches({ $not: { "data.currency": "USD" } })).toBe(true);
+    expect(matches({ "data.amount": { $not: { $gt: 100 } } })).toBe(false);
+  });
+
+  it("are refused with the place at fault", () => {
+    const fault = (filter: unknown) => {
+      try {
+        compileFilter(filter);
+      } catch (err) {
+        expect(err).toBeInstanceOf(FilterError);
+        return (err as FilterError).param;
+      }
+      throw new Error("accepted");
+    };
+    expect(fault([])).toBe("filter");
+    expect(fault({ "data.amount": { $regex: "^1" } })).toBe('filter["data.amount"].$regex');
+    expect(fault({ "data.amount": { $gt: {} } })).toBe('filter["data.amount"].$gt');
+    expect(fault({ $or: [] })).toBe("filter.$or");
+    expect(fault({ $or: [{ a: 1 }, 5] })).toBe("filter.$or[1]");
+    expect(fault({ "data..x": 1 })).toBe('filter["data..x"]');
+    expect(fault({ a: { $gt: 1, b: 2 } })).toBe("filter.a");
+    expect(fault({ a: { $in: Array.from({ length: FILTER_LIMITS.inValues + 1 }, (_, i) => i) } })).toBe(
+      "filter.a.$in",
+    );
+    let deep: unknown = { a: 1 };
+    for (let i = 0; i < FILTER_LIMITS.depth; i++) deep = { $not: deep };
+    expect(fault(deep)).toMatch(/^filter(\.\$not)+$/);
+    expect(fault({ big: "x".repeat(FILTER_LIMITS.size) })).toBe("filter");
+    const many = Object.fromEntries(Array.from({ length: FILTER_LIMITS.nodes + 1 }, (_, i) => [`k${i}`, i]));
+    expect(fault(many)).toMatch(/^filter\.k\d+$/);
+  });
+
+  it("never throw anything but a FilterError when compiled, nor anything when matched", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 5 }), fc.jsonValue({ maxDepth: 5 }), (filter, doc) => {
+        let compiled: ReturnType<typeof compileFilter>;
+        try {
+          compiled = compileFilter(filter);
+        } catch (err) {
+          expect(err).toBeInstanceOf(FilterError);
+          return;
+        }
+        expect(typeof matchesFilter(compiled, doc)).toBe("boolean");
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

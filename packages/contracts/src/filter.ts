@@ -1,0 +1,276 @@
+/**
+ * Endpoint filters: a MongoDB-style query over an event, `{ "type": "order.created",
+ * "data.amount": { "$gte": 100 } }`, keyed by dotted paths from the event's top (`id`, `type`,
+ * `app`, `data`). The gateway compiles a filter when an endpoint is saved (a FilterError names
+ * the part at fault); the dispatcher compiles it again at fan-out and matches each event.
+ *
+ * - A field's condition is a value (equal to it, or an array holding it) or operators: `$eq`,
+ *   `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte` (numbers with numbers, strings with
+ *   strings), `$exists`, and `$not` over operators. Several operators on one field must all hold.
+ * - `$and` and `$or` take lists of filters, `$not` a filter.
+ * - A path goes into objects by key and into arrays by index (`items.0.sku`); a key on an array
+ *   looks into each of its objects (`items.sku`: any item's).
+ *
+ * Bounded so that no filter costs much to keep or to run: FILTER_LIMITS. There is no `$regex`
+ * and nothing else whose cost grows with the pattern.
+ */
+export const FILTER_LIMITS = {
+  /** The filter as JSON, in characters. */
+  size: 4096,
+  /** Objects within objects. */
+  depth: 6,
+  /** Conditions and logical operators, in all. */
+  nodes: 64,
+  /** Values in one `$in` or `$nin`. */
+  inValues: 100,
+  /** Segments in a path. */
+  segments: 16,
+} as const;
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+type Cond =
+  | { op: "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte"; value: Json }
+  | { op: "$in" | "$nin"; values: Json[] }
+  | { op: "$exists"; value: boolean }
+  | { op: "$not"; conds: Cond[] };
+
+export type CompiledFilter =
+  | { kind: "and" | "or"; filters: CompiledFilter[] }
+  | { kind: "not"; filter: CompiledFilter }
+  | { kind: "field"; path: string[]; conds: Cond[] };
+
+const FIELD_OPERATORS = ["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists", "$not"];
+
+/** What is wrong with a filter, and where: `param` as the API's errors name it (`filter["data.amount"].$gte`). */
+export class FilterError extends Error {
+  constructor(
+    readonly param: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const at = (path: string, key: string | number) =>
+  typeof key === "number"
+    ? `${path}[${key}]`
+    : /^[A-Za-z_$][\w$]*$/.test(key)
+      ? `${path}.${key}`
+      : `${path}[${JSON.stringify(key)}]`;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+class Compiler {
+  nodes = 0;
+
+  count(path: string): void {
+    if (++this.nodes > FILTER_LIMITS.nodes)
+      throw new FilterError(path, `A filter holds at most ${FILTER_LIMITS.nodes} conditions and operators.`);
+  }
+
+  filter(value: unknown, path: string, depth: number): CompiledFilter {
+    if (!isPlainObject(value))
+      throw new FilterError(path, 'A filter is an object: { "path": condition, … }.');
+    if (depth > FILTER_LIMITS.depth)
+      throw new FilterError(path, `A filter nests at most ${FILTER_LIMITS.depth} objects deep.`);
+    const filters = Object.entries(value).map(([key, v]) => this.entry(key, v, at(path, key), depth));
+    return filters.length === 1 ? filters[0]! : { kind: "and", filters };
+  }
+
+  private entry(key: string, value: unknown, path: string, depth: number): CompiledFilter {
+    this.count(path);
+    if (key === "$and" || key === "$or") {
+      if (!Array.isArray(value) || value.length === 0)
+        throw new FilterError(path, `${key} takes a non-empty list of filters.`);
+      return {
+        kind: key === "$and" ? "and" : "or",
+        filters: value.map((f, i) => this.filter(f, at(path, i), depth + 1)),
+      };
+    }
+    if (key === "$not") return { kind: "not", filter: this.filter(value, path, depth + 1) };
+    if (key.startsWith("$"))
+      throw new FilterError(
+        path,
+        `Unknown operator ${key} here: at the top of a filter, $and, $or and $not.`,
+      );
+    const segments = key.split(".");
+    if (segments.length > FILTER_LIMITS.segments || segments.some((s) => s === ""))
+      throw new FilterError(
+        path,
+        `A path is 1 to ${FILTER_LIMITS.segments} non-empty keys or indexes joined by dots, like data.items.0.sku.`,
+      );
+    return { kind: "field", path: segments, conds: this.condition(value, path, depth + 1) };
+  }
+
+  private condition(value: unknown, path: string, depth: number): Cond[] {
+    if (depth > FILTER_LIMITS.depth)
+      throw new FilterError(path, `A filter nests at most ${FILTER_LIMITS.depth} objects deep.`);
+    const keys = isPlainObject(value) ? Object.keys(value) : [];
+    const operators = keys.filter((k) => k.startsWith("$"));
+    // A value, or an object without operators: the field equals it.
+    if (operators.length === 0) return [{ op: "$eq", value: value as Json }];
+    if (operators.length !== keys.length)
+      throw new FilterError(path, "A condition is either operators ($gt, …) or a value to equal, not both.");
+    if (keys.length === 0) throw new FilterError(path, "A condition needs at least one operator.");
+    return Object.entries(value as Record<string, unknown>).map(([op, v]) =>
+      this.operator(op, v, at(path, op), depth),
+    );
+  }
+
+  private operator(op: string, value: unknown, path: string, depth: number): Cond {
+    this.count(path);
+    switch (op) {
+      case "$eq":
+      case "$ne":
+        return { op, value: value as Json };
+      case "$gt":
+      case "$gte":
+      case "$lt":
+      case "$lte":
+        if (typeof value !== "number" && typeof value !== "string")
+          throw new FilterError(path, `${op} compares with a number or a string.`);
+        return { op, value };
+      case "$in":
+      case "$nin":
+        if (!Array.isArray(value) || value.length > FILTER_LIMITS.inValues)
+          throw new FilterError(path, `${op} takes a list of at most ${FILTER_LIMITS.inValues} values.`);
+        return { op, values: value as Json[] };
+      case "$exists":
+        if (typeof value !== "boolean") throw new FilterError(path, "$exists takes true or false.");
+        return { op, value };
+      case "$not":
+        if (!isPlainObject(value) || !Object.keys(value).every((k) => k.startsWith("$")))
+          throw new FilterError(path, '$not on a field takes operators, e.g. { "$not": { "$gt": 5 } }.');
+        return { op, conds: this.condition(value, path, depth + 1) };
+      default:
+        throw new FilterError(
+          path,
+          `Unknown operator ${op}: the operators are ${FIELD_OPERATORS.join(", ")}.`,
+        );
+    }
+  }
+}
+
+/**
+ * Checks and compiles a filter; `param` names it in errors (`filter`). Throws a FilterError
+ * naming the part at fault.
+ */
+export function compileFilter(value: unknown, param = "filter"): CompiledFilter {
+  let size: number;
+  try {
+    size = JSON.stringify(value).length;
+  } catch {
+    throw new FilterError(param, "A filter is JSON.");
+  }
+  if (size > FILTER_LIMITS.size)
+    throw new FilterError(param, `A filter is at most ${FILTER_LIMITS.size} characters as JSON.`);
+  return new Compiler().filter(value, param, 1);
+}
+
+/** The values at `path` in `value`: none when it is absent; several through an array of objects. */
+function resolve(value: unknown, path: string[], i: number, out: unknown[]): void {
+  if (i === path.length) {
+    out.push(value);
+    return;
+  }
+  const key = path[i]!;
+  if (Array.isArray(value)) {
+    if (/^\d+$/.test(key) && Number(key) < value.length) resolve(value[Number(key)], path, i + 1, out);
+    for (const item of value) if (isPlainObject(item)) resolve(item, path, i, out);
+    return;
+  }
+  if (isPlainObject(value) && Object.hasOwn(value, key)) resolve(value[key], path, i + 1, out);
+}
+
+function equal(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k]))
+    );
+  }
+  return false;
+}
+
+/** A value, or an array holding it: as MongoDB matches a field. */
+const holds = (found: unknown, want: Json) =>
+  equal(found, want) || (Array.isArray(found) && found.some((x) => equal(x, want)));
+
+function compare(found: unknown, op: "$gt" | "$gte" | "$lt" | "$lte", want: number | string): boolean {
+  const values = Array.isArray(found) ? found : [found];
+  return values.some((v) => {
+    if (typeof v !== typeof want) return false;
+    const a = v as number | string;
+    return op === "$gt" ? a > want : op === "$gte" ? a >= want : op === "$lt" ? a < want : a <= want;
+  });
+}
+
+function test(found: unknown[], cond: Cond): boolean {
+  switch (cond.op) {
+    case "$eq":
+      return found.some((f) => holds(f, cond.value));
+    case "$ne":
+      return !found.some((f) => holds(f, cond.value));
+    case "$in":
+      return found.some((f) => cond.values.some((v) => holds(f, v)));
+    case "$nin":
+      return !found.some((f) => cond.values.some((v) => holds(f, v)));
+    case "$exists":
+      return found.length > 0 === cond.value;
+    case "$not":
+      return !cond.conds.every((c) => test(found, c));
+    default:
+      return found.some((f) =>
+        compare(f, cond.op as "$gt" | "$gte" | "$lt" | "$lte", cond.value as number | string),
+      );
+  }
+}
+
+/** Whether the event (`{ id, type, app, data }`) passes the filter. */
+export function matchesFilter(filter: CompiledFilter, event: unknown): boolean {
+  switch (filter.kind) {
+    case "and":
+      return filter.filters.every((f) => matchesFilter(f, event));
+    case "or":
+      return filter.filters.some((f) => matchesFilter(f, event));
+    case "not":
+      return !matchesFilter(filter.filter, event);
+    default: {
+      const found: unknown[] = [];
+      resolve(event, filter.path, 0, found);
+      return filter.conds.every((c) => test(found, c));
+    }
+  }
+}
+
+/**
+ * Whether an endpoint takes an event: its `event_types` list the type (or list none), then its
+ * filter, if any, matches `{ id, type, app, data }`. The dispatcher's fan-out and the gateway's
+ * dry run both ask this.
+ */
+export function endpointTakes(
+  eventTypes: readonly string[],
+  filter: CompiledFilter | null | undefined,
+  event: { id: string; type: string; app: string; data: unknown },
+): "yes" | "event_types" | "filter" {
+  if (eventTypes.length > 0 && !eventTypes.includes(event.type)) return "event_types";
+  return !filter || matchesFilter(filter, event) ? "yes" : "filter";
+}
+
+/**
+ * A filter as stored, compiled for matching: null for none. The gateway stores only filters it
+ * compiled; one a newer release no longer would is not applied (null): the event is delivered
+ * rather than lost.
+ */
+export function storedFilter(filter: unknown): CompiledFilter | null {
+  if (filter === null || filter === undefined) return null;
+  try {
+    return compileFilter(filter);
+  } catch {
+    return null;
+  }
+}
