@@ -12,7 +12,25 @@ export function eventBody(app: string, seq: number): string {
 
 /** An app the benchmark sends to, and the paths (on the load generator's receivers) of its endpoints. */
 export type BenchApp = { uid: string; paths: string[] };
-export type BenchApps = { ingest: BenchApp; one: BenchApp; ten: BenchApp; noisy: BenchApp };
+export type BenchApps = {
+  ingest: BenchApp;
+  one: BenchApp;
+  ten: BenchApp;
+  /** Ten endpoints, each with a filter every benchmark event passes: what filtering costs fan-out. */
+  tenFiltered: BenchApp;
+  noisy: BenchApp;
+};
+
+/**
+ * A filter of the usual kind that every benchmark event passes (its payload read, paths
+ * followed, operators applied), so the deliveries are those of the unfiltered ten.
+ */
+export const BENCH_FILTER = {
+  type: EVENT_TYPE,
+  "data.seq": { $gte: 0 },
+  "data.pad": { $exists: true },
+  $or: [{ "data.kind": { $in: ["a", "b"] } }, { "data.kind": { $exists: false } }],
+};
 
 async function call(gateway: Gateway, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(new URL(path, gateway.baseUrl), {
@@ -30,24 +48,29 @@ async function create(gateway: Gateway, path: string, body: unknown, allowConfli
 
 /**
  * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint,
- * one with 10, and the noisy neighbour's (1 endpoint, made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`. Uids are new
+ * one with 10, one with 10 each filtered (BENCH_FILTER), and the noisy neighbour's (1 endpoint, made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`. Uids are new
  * each run, so a running system (--url) can be benchmarked again without clashing.
  */
 export async function createApps(gateway: Gateway, receiverPort: number): Promise<BenchApps> {
   await create(gateway, "/v3/event-types", { name: EVENT_TYPE, description: "Benchmark events" }, true);
   const run = randomBytes(4).toString("hex");
-  const app = async (name: string, endpoints: number): Promise<BenchApp> => {
+  const app = async (name: string, endpoints: number, filter?: object): Promise<BenchApp> => {
     const uid = `bench_${run}_${name}`;
     await create(gateway, "/v3/apps", { uid, name: `Benchmark ${name}` });
     const paths = Array.from({ length: endpoints }, (_, n) => `/${uid}/${n}`);
     for (const path of paths)
-      await create(gateway, "/v3/endpoints", { app: uid, url: `http://127.0.0.1:${receiverPort}${path}` });
+      await create(gateway, "/v3/endpoints", {
+        app: uid,
+        url: `http://127.0.0.1:${receiverPort}${path}`,
+        ...(filter ? { filter } : {}),
+      });
     return { uid, paths };
   };
   return {
     ingest: await app("ingest", 0),
     one: await app("one", 1),
     ten: await app("ten", 10),
+    tenFiltered: await app("ten_filtered", 10, BENCH_FILTER),
     noisy: await app("noisy", 1),
   };
 }

@@ -161,9 +161,13 @@ async function runProfile(
   for (const job of endToEndJobs(apps, durations)) {
     // What the scenario leaves on disk: only in a database the benchmark made.
     let before = 0;
-    const result = await step(`end-to-end, ${job.paths.length} endpoint(s)`, job, async () => {
-      if (!options.target) before = await logBytesAt(databaseUrl);
-    });
+    const result = await step(
+      `end-to-end, ${job.label ?? `${job.paths.length} endpoint(s)`}`,
+      job,
+      async () => {
+        if (!options.target) before = await logBytesAt(databaseUrl);
+      },
+    );
     const endpoints = job.paths.length;
     const disk = options.target
       ? null

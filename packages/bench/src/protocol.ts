@@ -18,6 +18,8 @@ export type ClosedLoopJob = {
   kind: "closed-loop";
   app: string;
   paths: string[];
+  /** How the report names it; by default from its endpoints ("10 endpoints"). */
+  label?: string;
   inFlight: number;
   slotTimeoutMs: number;
 } & Timing &

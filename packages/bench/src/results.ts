@@ -185,7 +185,7 @@ export function endToEndFigures(
 ): Omit<EndToEndFigures, "disk"> {
   const deliveriesPerSecond = perSecond(r.deliveries?.arrivedInWindow ?? 0, job.measureMs);
   return {
-    name: `${job.paths.length} endpoint${job.paths.length === 1 ? "" : "s"}`,
+    name: job.label ?? `${job.paths.length} endpoint${job.paths.length === 1 ? "" : "s"}`,
     endpoints: job.paths.length,
     eventsInFlight: job.inFlight,
     measureSeconds: job.measureMs / 1000,

@@ -60,10 +60,16 @@ export function systemWarmUpJob(apps: BenchApps, d: Durations): ClosedLoopJob {
 }
 
 export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
-  return [apps.one, apps.ten].map((app) => ({
+  const scenarios = [
+    { app: apps.one },
+    { app: apps.ten },
+    { app: apps.tenFiltered, label: "10 endpoints, each filtered" },
+  ];
+  return scenarios.map(({ app, label }) => ({
     kind: "closed-loop",
     app: app.uid,
     paths: app.paths,
+    ...(label ? { label } : {}),
     inFlight: Math.ceil(END_TO_END_DELIVERIES_IN_FLIGHT / app.paths.length),
     // 30 s: past a first retry (5 s) of a failed attempt; a slot stuck longer is a delivery lost.
     slotTimeoutMs: 30_000,

@@ -14,6 +14,8 @@ export const TARGETS = {
   /** A healthy endpoint's p99 beside another app's hanging one, as the isolation tests hold it. */
   p99BesideHanging: 2000,
   residentMb: 250,
+  /** Ten filtered endpoints against ten unfiltered, in the same run: filtering costs fan-out little. */
+  filteredOverPlain: 0.9,
 };
 
 const n = (v: number) => Math.round(v).toLocaleString("en-US");
@@ -31,7 +33,7 @@ export function checkTargets(r: Omit<ProfileResults, "targets">): TargetCheck[] 
     [1, TARGETS.endToEndOneEndpoint],
     [10, TARGETS.endToEndTenEndpoints],
   ] as const) {
-    const e = r.endToEnd.find((x) => x.endpoints === endpoints);
+    const e = r.endToEnd.find((x) => x.name === `${endpoints} endpoint${endpoints === 1 ? "" : "s"}`);
     checks.push({
       name: `end-to-end, ${endpoints} endpoint${endpoints === 1 ? "" : "s"}`,
       target: `≥ ${goal} × HTTP, none lost`,
@@ -39,6 +41,21 @@ export function checkTargets(r: Omit<ProfileResults, "targets">): TargetCheck[] 
       pass: e ? e.ratios.http >= goal && e.lost === 0 : null,
     });
   }
+  const plain = r.endToEnd.find((x) => x.name === "10 endpoints");
+  const filtered = r.endToEnd.find((x) => x.name === "10 endpoints, each filtered");
+  checks.push({
+    name: "end-to-end, 10 endpoints, each filtered",
+    target: `≥ ${TARGETS.filteredOverPlain} × the unfiltered 10, none lost`,
+    value:
+      plain && filtered
+        ? `${(filtered.deliveriesPerSecond / plain.deliveriesPerSecond).toFixed(2)} × (${n(filtered.deliveriesPerSecond)}/s), ${filtered.lost} lost`
+        : "not run",
+    pass:
+      plain && filtered
+        ? filtered.deliveriesPerSecond >= TARGETS.filteredOverPlain * plain.deliveriesPerSecond &&
+          filtered.lost === 0
+        : null,
+  });
   for (const [rate, percentile, limit] of [
     [200, "p50", TARGETS.p50At200],
     [200, "p99", TARGETS.p99At200],
