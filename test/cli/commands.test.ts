@@ -185,6 +185,20 @@ describe("herald, configured", () => {
     ).toContain("\x1b]52");
   });
 
+  it("dry-runs a send: which endpoints would receive it, and why not", async () => {
+    const picky = await f.endpoint("/picky", {
+      event_types: ["invoice.voided"],
+      filter: { "data.n": { $gt: 10 } },
+    });
+    const args = ["send", "invoice.voided", "--app", "acme", "--dry-run"];
+    const no = await herald([...args, "--data", '{"n":1}'], env);
+    expect(no.code, no.stderr).toBe(0);
+    expect(no.stdout).toMatch(new RegExp(`${picky}\\s+no\\s+Its filter does not match`));
+    const yes = json((await herald([...args, "--data", '{"n":11}', "--json"], env)).stdout);
+    expect(yes.endpoints.find((e: { endpoint: string }) => e.endpoint === picky).receives).toBe(true);
+    expect((await sys.request("DELETE", `/v3/endpoints/${picky}`)).status).toBe(200);
+  });
+
   it("sends with an idempotency key once, and reads data from a file or stdin", async () => {
     const args = ["send", "invoice.voided", "--app", "acme", "--idempotency-key", "cli-once", "--json"];
     const first = json((await herald([...args, "--data", "-"], env, '{"n":7}')).stdout);
