@@ -26,6 +26,8 @@ export type Endpoint = {
   disabled: boolean;
   disabled_reason: string | null;
   headers: Record<string, string>;
+  /** A MongoDB-style query over `{ id, type, app, data }` the events must match; null: none. */
+  filter: Record<string, unknown> | null;
   /** Deliveries a second at most; null: no limit. */
   rate_limit: number | null;
   /** Attempts in flight at once at most; null: the installation's default. */

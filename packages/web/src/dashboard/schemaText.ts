@@ -25,7 +25,7 @@ export function describeSyntaxError(p: { message: string; line?: number; column?
  * The parser's message, tidied, with where the text stops being JSON. Engines do not all say
  * where ("Unexpected token '}', …" has no position in V8), so the place is found by a scan.
  */
-function syntaxError(text: string, raw: string): { message: string; line?: number; column?: number } {
+export function syntaxError(text: string, raw: string): { message: string; line?: number; column?: number } {
   const message = raw
     .replace(/^(Unexpected token .+?), ".*" is not valid JSON$/s, "$1")
     .replace(/\s*\(line \d+ column \d+\)/, "")

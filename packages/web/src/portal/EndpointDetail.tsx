@@ -5,6 +5,7 @@ import type { Endpoint } from "../types.ts";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { counted } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
+import { JsonBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { POLL_MS } from "../ui/poll.ts";
@@ -79,6 +80,14 @@ export function EndpointDetail({ id }: { id: string }) {
               </ul>
             ) : (
               "Every event type"
+            )}
+          </dd>
+          <dt>Filter</dt>
+          <dd>
+            {e.filter ? (
+              <JsonBlock value={e.filter} label="The endpoint's filter" />
+            ) : (
+              <span className="muted">None: every event of its types</span>
             )}
           </dd>
           <dt>Rate limit</dt>

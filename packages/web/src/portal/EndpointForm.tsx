@@ -10,6 +10,14 @@ import { ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { paths } from "./data.ts";
 import { EventTypePicker } from "./EventTypePicker.tsx";
 import {
+  FilterField,
+  type FilterProblem,
+  filterBody,
+  filterText,
+  isFilterParam,
+  parseFilterText,
+} from "./FilterField.tsx";
+import {
   type HeaderRow,
   HeadersEditor,
   type HeadersEditorHandle,
@@ -28,7 +36,14 @@ import {
   unreadable,
 } from "./LimitFields.tsx";
 
-type Values = { url: string; description: string; eventTypes: string[]; headers: HeaderRow[] } & LimitValues;
+type Values = {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  /** The filter as JSON text; empty for none. */
+  filter: string;
+  headers: HeaderRow[];
+} & LimitValues;
 
 /** Create an endpoint (no `id`) or edit one. */
 export function EndpointForm({ id }: { id?: string }) {
@@ -56,6 +71,7 @@ export function EndpointForm({ id }: { id?: string }) {
         url: e?.url ?? "",
         description: e?.description ?? "",
         eventTypes: e?.event_types ?? [],
+        filter: filterText(e?.filter),
         headers: rowsFromHeaders(e?.headers ?? {}),
         ...limitValues(e),
       }}
@@ -68,6 +84,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const [values, setValues] = useState<Values>(initial);
   const set = (change: Partial<Values>) => setValues((v) => ({ ...v, ...change }));
   const urlRef = useRef<HTMLInputElement>(null);
+  const filterRef = useRef<HTMLTextAreaElement>(null);
   const headersRef = useRef<HeadersEditorHandle>(null);
   const limitRefs: Record<LimitParam, RefObject<HTMLInputElement | null>> = {
     rate_limit: useRef<HTMLInputElement>(null),
@@ -75,6 +92,11 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   };
   /** A limit field the browser could not read as a number, held back before sending. */
   const [badLimit, setBadLimit] = useState<LimitParam | null>(null);
+  /** Set when a submit was held back by a filter that is not JSON. */
+  const [filterHeld, setFilterHeld] = useState(false);
+  const parsedFilter = parseFilterText(values.filter);
+  /** The filter as last sent: the API's word on it stands until it is changed. */
+  const [sentFilter, setSentFilter] = useState<string | null>(null);
   /** Set when a submit was held back by header rows the form would not send. */
   const [heldBack, setHeldBack] = useState(false);
   const rowsWithProblems = values.headers.filter((row) => headerRowProblem(values.headers, row)).length;
@@ -84,6 +106,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       url: values.url.trim(),
       description: values.description,
       event_types: values.eventTypes,
+      filter: filterBody(parsedFilter),
       headers: headersFromRows(values.headers),
       ...limitBody(values),
     };
@@ -97,16 +120,31 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const errorAt = (name: string) => (badLimit === name ? UNREADABLE : apiErrorAt(name));
   const headerError = (name: string) => (name && param === `headers[${name}]` ? save.error!.message : null);
   const rowNamed = values.headers.some((r) => r.name.trim() && param === `headers[${r.name.trim()}]`);
-  const placed = ["url", "description", "event_types", "headers", ...LIMIT_PARAMS].some((n) => apiErrorAt(n));
+  const placed =
+    ["url", "description", "event_types", "headers", ...LIMIT_PARAMS].some((n) => apiErrorAt(n)) ||
+    isFilterParam(param);
+  const filterError: FilterProblem | null =
+    filterHeld && parsedFilter.kind === "error"
+      ? { message: `Not saved: the filter is not JSON. ${parsedFilter.message}` }
+      : isFilterParam(param) && values.filter === sentFilter
+        ? { message: save.error!.message, param }
+        : null;
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the refs are stable; `param` is what changes.
   useEffect(() => {
     if (param === "url") urlRef.current?.focus();
     else if (param === "rate_limit" || param === "max_in_flight") limitRefs[param].current?.focus();
+    else if (isFilterParam(param)) filterRef.current?.focus();
   }, [param]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    // Fields in the order shown: the filter (not JSON), then the header rows, then the limits.
+    setFilterHeld(parsedFilter.kind === "error");
+    if (parsedFilter.kind === "error") {
+      filterRef.current?.focus();
+      return;
+    }
     if (rowsWithProblems) {
       setHeldBack(true);
       headersRef.current?.focusFirstProblem();
@@ -119,6 +157,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       limitRefs[bad].current?.focus();
       return;
     }
+    setSentFilter(values.filter);
     const saved = await save.run();
     if (saved) navigate(paths.endpoint(base, saved.id));
   };
@@ -173,6 +212,14 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
           selected={values.eventTypes}
           onChange={(eventTypes) => set({ eventTypes })}
           error={errorAt("event_types")}
+        />
+        <FilterField
+          value={values.filter}
+          onChange={(filter) => set({ filter })}
+          eventTypes={values.eventTypes}
+          appId={appId}
+          error={filterError}
+          inputRef={filterRef}
         />
         <HeadersEditor
           ref={headersRef}
