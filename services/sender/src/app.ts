@@ -1,5 +1,4 @@
-import { Agent as HttpAgent, type Server } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
+import type { Server } from "node:http";
 import { Broker, RelayClient } from "@herald/broker";
 import type { AttemptRequestedV1 } from "@herald/contracts";
 import { createSecretBox, type SecretBox } from "@herald/db/secrets";
@@ -13,6 +12,7 @@ import {
 } from "@herald/runtime";
 import type { SenderConfig } from "./config.ts";
 import { type DeliverOptions, deliver } from "./deliver.ts";
+import { egressAgents, parseNoProxy } from "./egress.ts";
 import { senderMetrics } from "./metrics.ts";
 import { resultReporter } from "./reports.ts";
 
@@ -73,7 +73,12 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   const relay = new RelayClient(broker);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
-    agents: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
+    agents: egressAgents(
+      agentOptions,
+      config.egressProxyUrl,
+      parseNoProxy(config.egressNoProxy),
+      config.attemptTimeoutMs,
+    ),
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,

@@ -11,6 +11,9 @@ export type SenderConfig = {
   resultsPerMessage: number;
   attemptTimeoutMs: number;
   allowPrivateDestinations: boolean;
+  /** Every webhook goes out through this HTTP proxy (CONNECT), unless its host is on egressNoProxy. */
+  egressProxyUrl: URL | null;
+  egressNoProxy: string;
   userAgent: string;
   healthPort: number;
   healthHost: string;
@@ -34,6 +37,10 @@ export function loadConfig(env: Env = process.env): SenderConfig {
     // The cap on each attempt; the dispatcher's own ATTEMPT_TIMEOUT comes with each request.
     attemptTimeoutMs: r.attemptTimeout(),
     allowPrivateDestinations: r.bool("ALLOW_PRIVATE_DESTINATIONS", false),
+    egressProxyUrl: r.string("EGRESS_PROXY_URL")
+      ? new URL(r.url("EGRESS_PROXY_URL", "http://proxy.invalid", ["http:"]))
+      : null,
+    egressNoProxy: r.string("EGRESS_NO_PROXY", ""),
     userAgent: r.string("USER_AGENT", "Herald-Webhooks/1.0"),
     ...r.health(8082),
   };

@@ -39,6 +39,7 @@ type Raw = { statusCode: number; headers: IncomingHttpHeaders; body: string };
 export function errorKind(err: unknown): string {
   const code = (err as { code?: string }).code ?? "";
   if (code === "HERALD_BLOCKED_DESTINATION") return "blocked_destination";
+  if (code === "HERALD_PROXY_ERROR") return "proxy_error";
   if (code === "ETIMEDOUT" || (err as { name?: string }).name === "TimeoutError") return "timeout";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NODATA")
     return "dns_error";

@@ -37,6 +37,9 @@ function days(ms: number): string {
   return d >= 1 ? `${+d.toFixed(1)} days` : `${Math.round(ms / 1000)} s`;
 }
 
+/** The sender's error kind for its egress proxy failing (services/sender/src/egress.ts). */
+const PROXY_ERROR = "proxy_error";
+
 /**
  * What follows one attempt's result, given its delivery and its endpoint as locked (the
  * endpoint state is updated in place, so the batch's results of one endpoint, taken in the
@@ -60,16 +63,21 @@ function nextStep(
   if (!isOpen(delivery.status)) return { status: delivery.status, ...ended };
   // Not found: the endpoint's app is being deleted; nothing more is sent to it.
   if (!endpoint) return { status: "dropped", ...ended };
-  endpoint.failing_since ??= result.completedAt;
-  const failingFor = result.completedAt.getTime() - endpoint.failing_since.getTime();
+  // The operator's egress proxy failing is not the endpoint's doing: it neither starts the
+  // endpoint's failure clock nor disables it.
+  const counts = result.error !== PROXY_ERROR;
+  if (counts) endpoint.failing_since ??= result.completedAt;
+  const failingFor = endpoint.failing_since
+    ? result.completedAt.getTime() - endpoint.failing_since.getTime()
+    : 0;
   let disabledReason: string | null = null;
   // Standard Webhooks: a 410 Gone says the receiver wants nothing more.
   if (result.responseStatus === 410 && !endpoint.disabled && !endpoint.deleted) {
     endpoint.disabled = true;
     disabledReason = `Disabled automatically: the endpoint answered 410 Gone at ${result.completedAt.toISOString()}.`;
-  } else if (failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
+  } else if (counts && failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
     endpoint.disabled = true;
-    disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since.toISOString()}.`;
+    disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since!.toISOString()}.`;
   }
   const delayMs =
     endpoint.deleted || endpoint.disabled

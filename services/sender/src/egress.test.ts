@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { parseNoProxy } from "./egress.ts";
+
+describe("EGRESS_NO_PROXY", () => {
+  it("matches names and their subdomains, host:port, addresses, CIDRs and *", () => {
+    const direct = parseNoProxy(
+      "example.com, .internal.test ,api.partner.io:8443 10.0.0.0/8 [::1]:80 192.0.2.7",
+    );
+    expect(direct("example.com", 443)).toBe(true);
+    expect(direct("hooks.example.com", 443)).toBe(true);
+    expect(direct("notexample.com", 443)).toBe(false);
+    expect(direct("a.internal.test", 80)).toBe(true);
+    expect(direct("api.partner.io", 8443)).toBe(true);
+    expect(direct("api.partner.io", 443)).toBe(false);
+    expect(direct("10.2.3.4", 80)).toBe(true);
+    expect(direct("11.2.3.4", 80)).toBe(false);
+    expect(direct("[::1]", 80)).toBe(true);
+    expect(direct("::1", 81)).toBe(false);
+    expect(direct("192.0.2.7", 1)).toBe(true);
+    expect(parseNoProxy("*")("anything", 1)).toBe(true);
+    expect(parseNoProxy("")("example.com", 443)).toBe(false);
+    expect(parseNoProxy(undefined)("example.com", 443)).toBe(false);
+  });
+});
