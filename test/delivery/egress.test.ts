@@ -11,15 +11,15 @@ import { startSystem, type TestSystem } from "../support/system.ts";
  * it was asked to reach. The sender resolves names itself and asks for the address, so the SSRF
  * guard holds through the proxy; the proxy failing is a `proxy_error`, not the endpoint's.
  */
-type Proxy = { url: string; asked: string[]; refuse: boolean; close(): Promise<void> };
+type Proxy = { url: string; asked: string[]; refuse: number; close(): Promise<void> };
 
 async function startProxy(): Promise<Proxy> {
   const asked: string[] = [];
-  const proxy: Proxy = { url: "", asked, refuse: false, close: async () => {} };
+  const proxy: Proxy = { url: "", asked, refuse: 0, close: async () => {} };
   const server: Server = createServer((_req, res) => res.writeHead(405).end());
   server.on("connect", (req, client, head) => {
     asked.push(String(req.url));
-    if (proxy.refuse) return client.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    if (proxy.refuse) return client.end(`HTTP/1.1 ${proxy.refuse} Refused\r\n\r\n`);
     const [host, port] = [
       String(req.url)
         .replace(/:\d+$/, "")
@@ -93,12 +93,13 @@ describe("egress through a proxy", () => {
       json: { app: "acme", url: `http://localhost:${await deadPort()}/refused` },
     });
     const ep = res.body.id as string;
-    proxy.refuse = true;
+    // 407: the proxy wants credentials Herald was not given, the operator's failure.
+    proxy.refuse = 407;
     try {
       const event = await f.send("order.placed");
       await expect.poll(() => f.status(event, ep), { timeout: 15_000 }).toBe("failed");
     } finally {
-      proxy.refuse = false;
+      proxy.refuse = 0;
     }
     const attempts = await f.attempts(`endpoint=${ep}`);
     expect(attempts.map((a) => a.error)).toEqual(["proxy_error", "proxy_error"]);
@@ -107,6 +108,26 @@ describe("egress through a proxy", () => {
     // The endpoint's failure clock did not start: not its fault.
     const stats = (await sys.request("GET", `/v3/endpoints/${ep}/stats`)).body;
     expect(stats).toHaveProperty("failing_since", null);
+
+    // 403: the proxy's policy refuses that destination, the endpoint's failure.
+    const policy = await sys.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: `http://localhost:${await deadPort()}/policy` },
+    });
+    proxy.refuse = 403;
+    try {
+      const refused = await f.send("order.placed");
+      await expect.poll(() => f.status(refused, policy.body.id), { timeout: 15_000 }).toBe("failed");
+    } finally {
+      proxy.refuse = 0;
+    }
+    expect((await f.attempts(`endpoint=${policy.body.id}`)).map((a) => a.error)).toEqual([
+      "blocked_destination",
+      "blocked_destination",
+    ]);
+    expect(
+      (await sys.request("GET", `/v3/endpoints/${policy.body.id}/stats`)).body.failing_since,
+    ).not.toBeNull();
+    await sys.request("DELETE", `/v3/endpoints/${policy.body.id}`);
 
     // The proxy reaching nothing there is the endpoint's connection_error, as directly.
     const gone = await sys.request("POST", "/v3/endpoints", {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compileFilter, FILTER_LIMITS, FilterError, matchesFilter } from "./filter.ts";
+import { Budget, compileFilter, endpointTakes, FILTER_LIMITS, FilterError, matchesFilter } from "./filter.ts";
 
 const event = {
   id: "evt_1",
@@ -47,6 +47,35 @@ describe("endpoint filters", () => {
     expect(matches({ "data.items.sku": "b-2" })).toBe(true);
     expect(matches({ "data.items.qty": { $gte: 2 } })).toBe(true);
     expect(matches({ "data.items.qty": { $gt: 2 } })).toBe(false);
+  });
+
+  it("treat a missing path as null, as MongoDB does", () => {
+    expect(matches({ "data.coupon": null })).toBe(true);
+    expect(matches({ "data.coupon": { $ne: null } })).toBe(false);
+    expect(matches({ "data.currency": { $ne: null } })).toBe(true);
+    expect(matches({ "data.coupon": { $in: [null, "X"] } })).toBe(true);
+  });
+
+  it("bound the work one event costs, however hostile the filter and the payload", () => {
+    // An array reached both by index and by item, nested: each level would double the work.
+    let leaf: unknown = Array.from({ length: 50_000 }, () => ({ "0": 1 }));
+    for (let i = 0; i < 7; i++) leaf = [{ "0": leaf }];
+    const hostile = compileFilter({
+      $or: Array.from({ length: 60 }, () => ({ "data.x.0.0.0.0.0.0.0.0.0.0.0.0.0.0": 2 })),
+    });
+    const budget = new Budget();
+    expect(endpointTakes([], hostile, { id: "e", type: "t", app: "a", data: { x: leaf } }, budget)).toBe(
+      "unchecked",
+    );
+    expect(budget.left).toBeLessThan(0);
+    // The budget is the event's: the next filter it meets is not checked either, and costs nothing.
+    expect(
+      endpointTakes([], compileFilter({ type: "t" }), { id: "e", type: "t", app: "a", data: {} }, budget),
+    ).toBe("unchecked");
+    // A type the endpoint does not take costs nothing.
+    expect(
+      endpointTakes(["other"], hostile, { id: "e", type: "t", app: "a", data: { x: leaf } }, budget),
+    ).toBe("event_types");
   });
 
   it("combine with $and, $or and $not", () => {

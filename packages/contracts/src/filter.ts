@@ -113,7 +113,6 @@ class Compiler {
     if (operators.length === 0) return [{ op: "$eq", value: value as Json }];
     if (operators.length !== keys.length)
       throw new FilterError(path, "A condition is either operators ($gt, …) or a value to equal, not both.");
-    if (keys.length === 0) throw new FilterError(path, "A condition needs at least one operator.");
     return Object.entries(value as Record<string, unknown>).map(([op, v]) =>
       this.operator(op, v, at(path, op), depth),
     );
@@ -169,96 +168,163 @@ export function compileFilter(value: unknown, param = "filter"): CompiledFilter 
   return new Compiler().filter(value, param, 1);
 }
 
-/** The values at `path` in `value`: none when it is absent; several through an array of objects. */
-function resolve(value: unknown, path: string[], i: number, out: unknown[]): void {
+/**
+ * The work matching may do for one event, in steps (a value visited or compared), shared by
+ * every filter the event meets: a hostile filter over a hostile payload costs this much and no
+ * more. Past it, the filter is not applied (`endpointTakes` says "unchecked").
+ */
+export const MATCH_BUDGET = 200_000;
+
+const SPENT = new Error("the filter budget is spent");
+
+export class Budget {
+  constructor(public left: number = MATCH_BUDGET) {}
+  spend(steps = 1): void {
+    this.left -= steps;
+    if (this.left < 0) throw SPENT;
+  }
+}
+
+/**
+ * The values at `path` in `value`: none when it is absent; several through an array of objects.
+ * Each (object, segment) is visited once, so an array reached both by index and by item does
+ * not double the work at each level.
+ */
+function resolve(
+  value: unknown,
+  path: string[],
+  i: number,
+  out: unknown[],
+  budget: Budget,
+  seen: Map<object, Set<number>>,
+): void {
+  budget.spend();
   if (i === path.length) {
     out.push(value);
     return;
   }
+  if (typeof value !== "object" || value === null) return;
+  let at = seen.get(value);
+  if (!at) {
+    at = new Set();
+    seen.set(value, at);
+  }
+  if (at.has(i)) return;
+  at.add(i);
   const key = path[i]!;
   if (Array.isArray(value)) {
-    if (/^\d+$/.test(key) && Number(key) < value.length) resolve(value[Number(key)], path, i + 1, out);
-    for (const item of value) if (isPlainObject(item)) resolve(item, path, i, out);
+    if (/^\d+$/.test(key) && Number(key) < value.length)
+      resolve(value[Number(key)], path, i + 1, out, budget, seen);
+    for (const item of value) if (isPlainObject(item)) resolve(item, path, i, out, budget, seen);
     return;
   }
-  if (isPlainObject(value) && Object.hasOwn(value, key)) resolve(value[key], path, i + 1, out);
+  if (Object.hasOwn(value, key))
+    resolve((value as Record<string, unknown>)[key], path, i + 1, out, budget, seen);
 }
 
-function equal(a: unknown, b: unknown): boolean {
+function equal(a: unknown, b: unknown, budget: Budget): boolean {
+  budget.spend();
   if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => equal(x, b[i], budget));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = Object.keys(a);
     return (
-      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k]))
+      keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k], budget))
     );
   }
   return false;
 }
 
 /** A value, or an array holding it: as MongoDB matches a field. */
-const holds = (found: unknown, want: Json) =>
-  equal(found, want) || (Array.isArray(found) && found.some((x) => equal(x, want)));
+const holds = (found: unknown, want: Json, budget: Budget) =>
+  equal(found, want, budget) || (Array.isArray(found) && found.some((x) => equal(x, want, budget)));
 
-function compare(found: unknown, op: "$gt" | "$gte" | "$lt" | "$lte", want: number | string): boolean {
+function compare(
+  found: unknown,
+  op: "$gt" | "$gte" | "$lt" | "$lte",
+  want: number | string,
+  budget: Budget,
+): boolean {
   const values = Array.isArray(found) ? found : [found];
   return values.some((v) => {
+    budget.spend();
     if (typeof v !== typeof want) return false;
     const a = v as number | string;
     return op === "$gt" ? a > want : op === "$gte" ? a >= want : op === "$lt" ? a < want : a <= want;
   });
 }
 
-function test(found: unknown[], cond: Cond): boolean {
+/** Equal to one of `values`; as in MongoDB, a null among them also matches a path that is absent. */
+const isAny = (found: unknown[], values: Json[], budget: Budget) =>
+  (found.length === 0 && values.includes(null)) || found.some((f) => values.some((v) => holds(f, v, budget)));
+
+function test(found: unknown[], cond: Cond, budget: Budget): boolean {
   switch (cond.op) {
     case "$eq":
-      return found.some((f) => holds(f, cond.value));
+      return isAny(found, [cond.value], budget);
     case "$ne":
-      return !found.some((f) => holds(f, cond.value));
+      return !isAny(found, [cond.value], budget);
     case "$in":
-      return found.some((f) => cond.values.some((v) => holds(f, v)));
+      return isAny(found, cond.values, budget);
     case "$nin":
-      return !found.some((f) => cond.values.some((v) => holds(f, v)));
+      return !isAny(found, cond.values, budget);
     case "$exists":
       return found.length > 0 === cond.value;
     case "$not":
-      return !cond.conds.every((c) => test(found, c));
+      return !cond.conds.every((c) => test(found, c, budget));
     default:
       return found.some((f) =>
-        compare(f, cond.op as "$gt" | "$gte" | "$lt" | "$lte", cond.value as number | string),
+        compare(f, cond.op as "$gt" | "$gte" | "$lt" | "$lte", cond.value as number | string, budget),
       );
   }
 }
 
-/** Whether the event (`{ id, type, app, data }`) passes the filter. */
-export function matchesFilter(filter: CompiledFilter, event: unknown): boolean {
+/**
+ * Whether the event (`{ id, type, app, data }`) passes the filter, within `budget` (throws the
+ * budget's error past it: `endpointTakes` catches it).
+ */
+export function matchesFilter(
+  filter: CompiledFilter,
+  event: unknown,
+  budget: Budget = new Budget(),
+): boolean {
   switch (filter.kind) {
     case "and":
-      return filter.filters.every((f) => matchesFilter(f, event));
+      return filter.filters.every((f) => matchesFilter(f, event, budget));
     case "or":
-      return filter.filters.some((f) => matchesFilter(f, event));
+      return filter.filters.some((f) => matchesFilter(f, event, budget));
     case "not":
-      return !matchesFilter(filter.filter, event);
+      return !matchesFilter(filter.filter, event, budget);
     default: {
       const found: unknown[] = [];
-      resolve(event, filter.path, 0, found);
-      return filter.conds.every((c) => test(found, c));
+      resolve(event, filter.path, 0, found, budget, new Map());
+      return filter.conds.every((c) => test(found, c, budget));
     }
   }
 }
 
 /**
  * Whether an endpoint takes an event: its `event_types` list the type (or list none), then its
- * filter, if any, matches `{ id, type, app, data }`. The dispatcher's fan-out and the gateway's
- * dry run both ask this.
+ * filter, if any, matches `{ id, type, app, data }`. "unchecked": the event's budget (shared by
+ * the filters it meets) ran out on this filter, which is then not applied: the endpoint takes
+ * it. The dispatcher's fan-out and the gateway's dry run both ask this.
  */
 export function endpointTakes(
   eventTypes: readonly string[],
   filter: CompiledFilter | null | undefined,
   event: { id: string; type: string; app: string; data: unknown },
-): "yes" | "event_types" | "filter" {
+  budget: Budget = new Budget(),
+): "yes" | "unchecked" | "event_types" | "filter" {
   if (eventTypes.length > 0 && !eventTypes.includes(event.type)) return "event_types";
-  return !filter || matchesFilter(filter, event) ? "yes" : "filter";
+  if (!filter) return "yes";
+  try {
+    return matchesFilter(filter, event, budget) ? "yes" : "filter";
+  } catch (err) {
+    if (err === SPENT) return "unchecked";
+    throw err;
+  }
 }
 
 /**

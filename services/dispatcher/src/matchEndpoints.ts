@@ -1,4 +1,4 @@
-import { endpointTakes, storedFilter } from "@herald/contracts/filter";
+import { Budget, endpointTakes, storedFilter } from "@herald/contracts/filter";
 import type { FanOutEndpoint, FanOutEvent } from "@herald/db/lifecycle";
 
 /**
@@ -16,15 +16,18 @@ export function matchEndpoints(
 ): { event: FanOutEvent; endpoint: FanOutEndpoint }[] {
   // Compiled once a batch.
   const filters = new Map(endpoints.map((e) => [e.id, storedFilter(e.filter)]));
-  return events.flatMap((event) =>
-    endpoints
+  return events.flatMap((event) => {
+    // One budget an event, whatever its app's filters: a costly one is not applied, never slow.
+    const budget = new Budget();
+    const seen = { id: event.id, type: event.type, app: event.app_id, data: event.data };
+    return endpoints
       .filter((e) => {
         if (e.app_id !== event.app_id) return false;
         const only = onlyTo.get(event.id);
         if (only !== undefined) return only === e.id;
-        const seen = { id: event.id, type: event.type, app: event.app_id, data: event.data };
-        return endpointTakes(e.event_types, filters.get(e.id), seen) === "yes";
+        const takes = endpointTakes(e.event_types, filters.get(e.id), seen, budget);
+        return takes === "yes" || takes === "unchecked";
       })
-      .map((endpoint) => ({ event, endpoint })),
-  );
+      .map((endpoint) => ({ event, endpoint }));
+  });
 }

@@ -1,5 +1,6 @@
 import { RESULTS_PER_MESSAGE } from "@herald/contracts";
 import { ConfigReader, type Env } from "@herald/runtime";
+import { parseNoProxy, proxyAuthorization } from "./egress.ts";
 
 export type SenderConfig = {
   amqpUrl: string;
@@ -19,6 +20,42 @@ export type SenderConfig = {
   healthHost: string;
 };
 
+/** EGRESS_PROXY_URL, an http URL; a mistake is named without its password. */
+function egressProxy(r: ConfigReader): URL | null {
+  const raw = r.string("EGRESS_PROXY_URL");
+  if (raw === undefined) return null;
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  const problem = !url
+    ? "must be an http URL such as http://proxy.internal:3128"
+    : url.protocol !== "http:"
+      ? `must be an http URL (the tunnel is CONNECT over HTTP), got ${url.protocol}`
+      : null;
+  if (problem) {
+    r.problems.push(`EGRESS_PROXY_URL ${problem}`);
+    return null;
+  }
+  try {
+    proxyAuthorization(url!);
+  } catch (err) {
+    r.problems.push((err as Error).message);
+    return null;
+  }
+  return url;
+}
+
+/** EGRESS_NO_PROXY, checked: a CIDR that does not parse is a config error, not a crash. */
+function egressNoProxy(r: ConfigReader): string {
+  const raw = r.string("EGRESS_NO_PROXY", "");
+  try {
+    parseNoProxy(raw);
+  } catch (err) {
+    r.problems.push(
+      `EGRESS_NO_PROXY has an entry that is not a host, an address or a CIDR: ${(err as Error).message}`,
+    );
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): SenderConfig {
   const r = new ConfigReader(env);
   const config: SenderConfig = {
@@ -37,10 +74,8 @@ export function loadConfig(env: Env = process.env): SenderConfig {
     // The cap on each attempt; the dispatcher's own ATTEMPT_TIMEOUT comes with each request.
     attemptTimeoutMs: r.attemptTimeout(),
     allowPrivateDestinations: r.bool("ALLOW_PRIVATE_DESTINATIONS", false),
-    egressProxyUrl: r.string("EGRESS_PROXY_URL")
-      ? new URL(r.url("EGRESS_PROXY_URL", "http://proxy.invalid", ["http:"]))
-      : null,
-    egressNoProxy: r.string("EGRESS_NO_PROXY", ""),
+    egressProxyUrl: egressProxy(r),
+    egressNoProxy: egressNoProxy(r),
     userAgent: r.string("USER_AGENT", "Herald-Webhooks/1.0"),
     ...r.health(8082),
   };

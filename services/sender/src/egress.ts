@@ -15,10 +15,12 @@ import { connect as tlsConnect } from "node:tls";
  * the name. The proxy resolves no customer hostname, so a name that resolves to a private
  * address is refused here exactly as without a proxy. (The proxy's own policy may refuse more.)
  *
- * The proxy failing (unreachable, refusing the tunnel, 407, no answer) is a `proxy_error`: not
- * the endpoint's fault, so it does not count toward disabling it, nor toward its breaker. The
- * proxy saying it could not reach the endpoint (502, 503, 504) is the endpoint's
- * `connection_error`, as a direct connection's would be.
+ * The proxy failing (unreachable, not accepting the connection in time, 407, an answer that is
+ * not HTTP) is a `proxy_error`: not the endpoint's fault, so it does not count toward disabling
+ * it, nor toward its breaker. What the proxy says of the endpoint is the endpoint's: it could
+ * not reach it (502, 503, 504) is a `connection_error`, no answer once connected (a proxy waits
+ * on the endpoint before it answers) a `timeout`, and its policy refusing the destination (403)
+ * a `blocked_destination`.
  */
 export class ProxyError extends Error {
   readonly code = "HERALD_PROXY_ERROR";
@@ -74,24 +76,57 @@ export function parseNoProxy(list: string | undefined): NoProxy {
   };
 }
 
-/** A tunnel to `target` (`address:port`) through the proxy, once it answered 200. */
-function tunnel(proxy: URL, target: string, timeoutMs: number): Promise<Socket> {
+/** `Proxy-Authorization`, from the proxy URL's user and password; a bad escape is a config error. */
+export function proxyAuthorization(proxy: URL): string {
+  if (!proxy.username) return "";
+  let user: string;
+  let password: string;
+  try {
+    user = decodeURIComponent(proxy.username);
+    password = decodeURIComponent(proxy.password);
+  } catch {
+    throw new Error("EGRESS_PROXY_URL's user or password has a bad %-escape");
+  }
+  return `Proxy-Authorization: Basic ${Buffer.from(`${user}:${password}`).toString("base64")}\r\n`;
+}
+
+const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+/**
+ * A tunnel to `target` (`address:port`) through the proxy, once it answered 200, within
+ * `timeoutMs` in all (a proxy trickling its answer a byte at a time gets no more).
+ */
+function tunnel(proxy: URL, auth: string, target: string, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80) });
-    const auth = proxy.username
-      ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}\r\n`
-      : "";
+    let connected = false;
     let head = Buffer.alloc(0);
     const done = () => {
+      clearTimeout(timer);
       socket.off("data", onData);
       socket.off("error", onError);
-      socket.setTimeout(0);
     };
     const fail = (err: Error) => {
       done();
+      // Errors after this (a reset while closing) have a listener: never an uncaught one.
+      socket.on("error", () => {});
       socket.destroy();
       reject(err);
     };
+    // Connected, the proxy waits on the endpoint before it answers (Squid does): no answer in
+    // time is the endpoint's timeout. Not connected, the proxy is at fault.
+    const timer = setTimeout(
+      () =>
+        fail(
+          connected
+            ? withCode(
+                `no answer from ${target} through the egress proxy within ${timeoutMs} ms`,
+                "ETIMEDOUT",
+              )
+            : new ProxyError(`the egress proxy did not accept a connection within ${timeoutMs} ms`),
+        ),
+      timeoutMs,
+    );
     const onError = (err: NodeJS.ErrnoException) =>
       fail(
         new ProxyError(`the egress proxy could not be reached: ${err.code ?? err.message}`, { cause: err }),
@@ -110,27 +145,34 @@ function tunnel(proxy: URL, target: string, timeoutMs: number): Promise<Socket> 
         if (head.length > end + 4) socket.unshift(head.subarray(end + 4));
         return resolve(socket);
       }
+      // The proxy could not reach the endpoint: the endpoint's failure, as directly.
       if (status === 502 || status === 503 || status === 504)
         return fail(
-          Object.assign(new Error(`the egress proxy could not reach ${target} (it answered ${status})`), {
-            code: "ECONNREFUSED",
-          }),
+          withCode(`the egress proxy could not reach ${target} (it answered ${status})`, "ECONNREFUSED"),
+        );
+      // The proxy's policy refuses this destination: the endpoint's, whatever it asks of it.
+      if (status === 403)
+        return fail(
+          withCode(`the egress proxy refuses to connect to ${target} (403)`, "HERALD_BLOCKED_DESTINATION"),
         );
       fail(new ProxyError(`the egress proxy refused CONNECT ${target}: ${status || "not an HTTP answer"}`));
     };
-    socket.setTimeout(timeoutMs, () =>
-      fail(new ProxyError(`the egress proxy did not answer CONNECT within ${timeoutMs} ms`)),
-    );
     socket.on("error", onError);
     socket.on("data", onData);
-    socket.once("connect", () =>
-      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`),
-    );
+    socket.once("connect", () => {
+      connected = true;
+      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
+    });
   });
 }
 
 /** The endpoint's address, resolved here with the request's lookup (the guarded one), then the tunnel to it. */
-async function throughProxy(proxy: URL, options: ConnectOptions, timeoutMs: number): Promise<Socket> {
+async function throughProxy(
+  proxy: URL,
+  auth: string,
+  options: ConnectOptions,
+  timeoutMs: number,
+): Promise<Socket> {
   const host = (options.host ?? options.hostname ?? "localhost").replace(/^\[|\]$/g, "");
   const port = Number(options.port);
   const look = (options.lookup ?? dnsLookup) as Lookup;
@@ -141,7 +183,7 @@ async function throughProxy(proxy: URL, options: ConnectOptions, timeoutMs: numb
           err ? reject(err) : resolve(typeof found === "string" ? found : found[0]!.address),
         ),
       );
-  return tunnel(proxy, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, timeoutMs);
+  return tunnel(proxy, auth, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, timeoutMs);
 }
 
 const hostOf = (options: ConnectOptions) => (options.host ?? options.hostname ?? "").replace(/^\[|\]$/g, "");
@@ -154,18 +196,19 @@ export function egressAgents(
   timeoutMs: number,
 ): { http: HttpAgent; https: HttpsAgent } {
   if (!proxy) return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+  const auth = proxyAuthorization(proxy);
   const direct = (o: ConnectOptions) => noProxy(hostOf(o), Number(o.port));
   class ProxiedHttpAgent extends HttpAgent {
     override createConnection(o: ConnectOptions, callback: Callback): Duplex | undefined {
       if (direct(o)) return super.createConnection(o as never, callback as never) as Duplex;
-      throughProxy(proxy!, o, timeoutMs).then((socket) => callback(null, socket), callback);
+      throughProxy(proxy!, auth, o, timeoutMs).then((socket) => callback(null, socket), callback);
       return undefined;
     }
   }
   class ProxiedHttpsAgent extends HttpsAgent {
     override createConnection(o: ConnectOptions, callback: Callback): Duplex | undefined {
       if (direct(o)) return super.createConnection(o as never, callback as never) as Duplex;
-      throughProxy(proxy!, o, timeoutMs).then((socket) => {
+      throughProxy(proxy!, auth, o, timeoutMs).then((socket) => {
         const host = hostOf(o);
         callback(
           null,

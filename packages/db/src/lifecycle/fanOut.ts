@@ -40,9 +40,14 @@ export async function eventsToFanOut(
   const { rows: endpoints } = await db.query<FanOutEndpoint>(
     ENDPOINTS([[...new Set(events.map((e) => e.app_id))]]),
   );
-  // Payloads are read only for apps that filter: the rest fan out on type alone.
-  const filtering = new Set(endpoints.filter((e) => e.filter !== null).map((e) => e.app_id));
-  const needed = events.filter((e) => filtering.has(e.app_id));
+  // Payloads are read only for events an endpoint takes by type and filters on `data`: the
+  // rest fan out on what the event row holds.
+  const readers = endpoints.filter((e) => e.filter !== null && JSON.stringify(e.filter).includes('"data'));
+  const needed = events.filter((ev) =>
+    readers.some(
+      (e) => e.app_id === ev.app_id && (e.event_types.length === 0 || e.event_types.includes(ev.type)),
+    ),
+  );
   if (needed.length) {
     const { rows } = await db.query<{ id: string; data: unknown }>(PAYLOADS([needed.map((e) => e.id)]));
     const data = new Map(rows.map((r) => [r.id, r.data]));

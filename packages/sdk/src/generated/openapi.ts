@@ -158,7 +158,8 @@ export type EventDryRun = {
     endpoint: string;
     url: string;
     receives: boolean;
-    reason: null | "event_types" | "filter" | "disabled";
+    /** Why not (or, for `unchecked`, why it receives it although it has a filter): the filter was over the work one event may cost, and is not applied. */
+    reason: null | "unchecked" | "event_types" | "filter" | "disabled";
     /** The reason, in words. */
     why: string | null;
   }>;

@@ -1,4 +1,4 @@
-import { endpointTakes, storedFilter } from "@herald/contracts/filter";
+import { Budget, endpointTakes, storedFilter } from "@herald/contracts/filter";
 import type { Ctx } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { appRef, checkScope, resolveAppCached } from "./common.ts";
@@ -11,6 +11,8 @@ import { checkEvent, type SendBody } from "./sendEvent.ts";
  */
 const REASONS = {
   yes: null,
+  unchecked:
+    "Its filter would cost too much to check on this event: it is not applied, and the endpoint receives it.",
   event_types: "Its event_types do not list the event's type.",
   filter: "Its filter does not match the event.",
   disabled: "It is disabled.",
@@ -34,7 +36,11 @@ export const dryRunSchemas: Record<string, Schema> = {
             endpoint: { type: "string" },
             url: { type: "string" },
             receives: { type: "boolean" },
-            reason: { enum: [null, "event_types", "filter", "disabled"] },
+            reason: {
+              enum: [null, "unchecked", "event_types", "filter", "disabled"],
+              description:
+                "Why not (or, for `unchecked`, why it receives it although it has a filter): the filter was over the work one event may cost, and is not applied.",
+            },
             why: { type: ["string", "null"], description: "The reason, in words." },
           },
         },
@@ -75,6 +81,7 @@ export const dryRunRoutes: RouteSpec[] = [
         select: { id: true, url: true, eventTypes: true, filter: true, disabled: true },
       });
       const event = { id: "evt_dry_run", type: body.type, app: app.id, data: body.data };
+      const budget = new Budget();
       return {
         body: {
           object: "event_dry_run" as const,
@@ -83,11 +90,11 @@ export const dryRunRoutes: RouteSpec[] = [
           endpoints: endpoints.map((e) => {
             const reason = e.disabled
               ? "disabled"
-              : endpointTakes(e.eventTypes, storedFilter(e.filter), event);
+              : endpointTakes(e.eventTypes, storedFilter(e.filter), event, budget);
             return {
               endpoint: e.id,
               url: e.url,
-              receives: reason === "yes",
+              receives: reason === "yes" || reason === "unchecked",
               reason: reason === "yes" ? null : reason,
               why: REASONS[reason],
             };
