@@ -53,7 +53,7 @@ export type Endpoint = {
   rate_limit: number | null;
   /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
   max_in_flight: number | null;
-  /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+  /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
   filter: Record<string, unknown> | null;
   /** How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them. */
   delivery_state: {
@@ -569,7 +569,7 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
-      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;
@@ -631,7 +631,7 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
-      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
     };
     response: Endpoint;
@@ -947,7 +947,7 @@ export type Operations = {
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
       max_in_flight?: number | null;
-      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
+      /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;

@@ -1,8 +1,8 @@
 import { Budget, endpointTakes, storedFilter } from "@herald/contracts/filter";
 import type { Ctx } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
-import { appRef, checkScope, resolveAppCached } from "./common.ts";
-import { checkEvent, type SendBody } from "./sendEvent.ts";
+import { checkScope, resolveAppCached } from "./common.ts";
+import { checkEvent, type SendBody, sendBodySchema } from "./sendEvent.ts";
 
 /**
  * `POST /v3/events/dry-run`: which endpoints an event would reach, and why each other one
@@ -59,16 +59,7 @@ export const dryRunRoutes: RouteSpec[] = [
     summary: "Dry-run an event",
     description:
       "Which endpoints of the app an event would reach, and why each other one would not (its `event_types`, its `filter`, disabled), checked as `POST /v3/events` checks it (a `422` when the type's schema refuses `data`). Nothing is stored or sent.",
-    body: {
-      type: "object",
-      additionalProperties: false,
-      required: ["app", "type", "data"],
-      properties: {
-        app: appRef,
-        type: { type: "string", minLength: 1, maxLength: 64, description: "An event type name." },
-        data: { type: "object", description: "The payload: any JSON object. In a form body, a JSON string." },
-      },
-    },
+    body: sendBodySchema,
     formJson: ["data"],
     response: { status: 200, schema: ref("EventDryRun"), description: "Where the event would go." },
     async handler({ account, body, deps }: Ctx<object, object, SendBody>) {

@@ -102,7 +102,7 @@ export async function checkEventTypes(
 export const filterField: Schema = {
   type: ["object", "null"],
   description:
-    'Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one. At most 4096 characters, 6 levels and 64 conditions. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not.',
+    'Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not.',
 };
 
 /** A filter checked (its faults named, `400`), or null to remove it. */

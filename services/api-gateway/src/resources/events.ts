@@ -15,7 +15,7 @@ import {
   timestamp,
 } from "./common.ts";
 import { DELIVERIES_SHOWN, type DeliveryRow, deliveriesOf, serializeDelivery } from "./eventDeliveries.ts";
-import { sendEvent } from "./sendEvent.ts";
+import { sendBodySchema, sendEvent } from "./sendEvent.ts";
 
 type EventRow = {
   id: string;
@@ -126,16 +126,7 @@ export const eventRoutes: RouteSpec[] = [
     summary: "Send an event",
     description:
       "Stores the event and queues it for every endpoint of the app that receives its type. The type must exist and not be archived. When the type has a schema, `data` that does not match is a 422 listing each violation, and the event is neither stored nor delivered.",
-    body: {
-      type: "object",
-      additionalProperties: false,
-      required: ["app", "type", "data"],
-      properties: {
-        app: appRef,
-        type: { type: "string", minLength: 1, maxLength: 64, description: "An event type name." },
-        data: { type: "object", description: "The payload: any JSON object. In a form body, a JSON string." },
-      },
-    },
+    body: sendBodySchema,
     formJson: ["data"],
     response: { status: 201, schema: ref("Event"), description: "The event, accepted." },
     handler: sendEvent,

@@ -3,10 +3,23 @@ import { annotate, traceHeaders } from "@herald/runtime";
 import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { AppDeletedError } from "../eventWriter.ts";
 import { invalid, notFound } from "../http/errors.ts";
-import { checkScope, resolveAppCached } from "./common.ts";
+import type { Schema } from "../http/route.ts";
+import { appRef, checkScope, resolveAppCached } from "./common.ts";
 import { assertMatches, schemaRequester } from "./eventTypeSchemas.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
+
+/** What `POST /v3/events` takes, and its dry run too. */
+export const sendBodySchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["app", "type", "data"],
+  properties: {
+    app: appRef,
+    type: { type: "string", minLength: 1, maxLength: 64, description: "An event type name." },
+    data: { type: "object", description: "The payload: any JSON object. In a form body, a JSON string." },
+  },
+};
 
 /**
  * POST /v3/events, the path every event takes, so it is kept short: the key, the app and the
