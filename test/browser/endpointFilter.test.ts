@@ -165,6 +165,10 @@ describe("an endpoint's filter in the portal", () => {
       "data.currency": "USD",
     });
 
+    // The list says which endpoints filter.
+    await page.goto(`${gw.url}/portal`);
+    await page.getByText("Receives order.created, only those its filter matches").waitFor();
+
     await page.goto(`${gw.url}/portal/endpoints/${endpointId}/edit`);
     await box.fill("");
     await status

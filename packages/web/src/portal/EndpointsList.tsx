@@ -79,6 +79,7 @@ export function EndpointsList() {
                 {endpoint.event_types.length
                   ? `Receives ${endpoint.event_types.join(", ")}`
                   : "Receives every event type"}
+                {endpoint.filter ? ", only those its filter matches" : ""}
               </p>
               <DeliveryStateLine value={endpoint.delivery_state} />
               {healthLine(endpoint.id)}
