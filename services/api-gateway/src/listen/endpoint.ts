@@ -8,7 +8,7 @@ import {
   checkSecret,
   generateSecret,
 } from "../resources/endpointInput.ts";
-import { serializeEndpoint } from "../resources/endpoints.ts";
+import { serializeEndpoint } from "../resources/endpointObject.ts";
 
 /** How long a listen endpoint outlives its last renewal (its socket's gateway renews it every 20 s). */
 export const LEASE_MS = 60_000;

@@ -3,26 +3,18 @@ import type { Notice } from "@herald/db/lifecycle";
 import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
-import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
+import { listOf, type RouteSpec, ref } from "../http/route.ts";
 import {
   appIdWhere,
   appRef,
   checkScope,
   deleted,
   deletedSchema,
-  iso,
   listAppFilter,
   resolveApp,
-  timestamp,
   withLiveApp,
 } from "./common.ts";
-import {
-  checkHeadersFollow,
-  keepRedacted,
-  openHeaders,
-  sealHeaders,
-  shownHeaders,
-} from "./endpointHeaders.ts";
+import { checkHeadersFollow, keepRedacted, openHeaders, sealHeaders } from "./endpointHeaders.ts";
 import {
   checkEndpointRoom,
   checkEventTypes,
@@ -32,95 +24,15 @@ import {
   checkSecret,
   checkUrl,
   endpointFields,
-  filterField,
   generateSecret,
 } from "./endpointInput.ts";
-import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
+import { serializeEndpoint } from "./endpointObject.ts";
 import {
   checkOperationalTypes,
   disabledByHand,
   recoveredByHand,
   stageInPrisma,
 } from "./operationalNotices.ts";
-
-type EndpointRow = {
-  id: string;
-  appId: string;
-  url: string;
-  description: string;
-  eventTypes: string[];
-  headers: unknown;
-  disabled: boolean;
-  disabledReason: string | null;
-  rateLimit: number | null;
-  maxInFlight: number | null;
-  filter: unknown;
-  flow?: FlowRow | null;
-  createdAt: Date;
-  updatedAt: Date;
-};
-
-export const serializeEndpoint = (e: EndpointRow) => ({
-  id: e.id,
-  object: "endpoint" as const,
-  app: e.appId,
-  url: e.url,
-  description: e.description,
-  event_types: e.eventTypes,
-  disabled: e.disabled,
-  disabled_reason: e.disabledReason,
-  // Write-only: the names, never the values (endpointHeaders.ts).
-  headers: shownHeaders(e.headers),
-  rate_limit: e.rateLimit,
-  max_in_flight: e.maxInFlight,
-  filter: e.filter ?? null,
-  delivery_state: deliveryState(e),
-  created_at: iso(e.createdAt),
-  updated_at: iso(e.updatedAt),
-});
-
-export const endpointSchemas: Record<string, Schema> = {
-  Endpoint: {
-    type: "object",
-    required: [
-      "id",
-      "object",
-      "app",
-      "url",
-      "description",
-      "event_types",
-      "disabled",
-      "disabled_reason",
-      "headers",
-      "rate_limit",
-      "max_in_flight",
-      "filter",
-      "delivery_state",
-      "created_at",
-      "updated_at",
-    ],
-    properties: {
-      id: { type: "string", examples: ["ep_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
-      object: { const: "endpoint" },
-      app: { type: "string", description: "The app's id." },
-      url: { type: "string" },
-      description: { type: "string" },
-      event_types: { type: "array", items: { type: "string" } },
-      disabled: { type: "boolean" },
-      disabled_reason: { type: ["string", "null"] },
-      headers: {
-        type: "object",
-        additionalProperties: { type: "string", const: "[redacted]" },
-        description: "The custom headers' names; each value is `[redacted]`: they are write-only.",
-      },
-      ...limitFields,
-      filter: filterField,
-      delivery_state: deliveryStateSchema,
-      created_at: timestamp,
-      updated_at: timestamp,
-    },
-  },
-};
 
 /** A page of the account's live endpoints matching `where`, newest first. */
 export async function endpointPage(

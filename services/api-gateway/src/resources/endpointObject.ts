@@ -1,0 +1,85 @@
+import type { Schema } from "../http/route.ts";
+import { iso, timestamp } from "./common.ts";
+import { shownHeaders } from "./endpointHeaders.ts";
+import { filterField } from "./endpointInput.ts";
+import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
+
+/** The endpoint object: how a row is shown (`serializeEndpoint`) and its schema in the API reference. */
+export type EndpointRow = {
+  id: string;
+  appId: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  headers: unknown;
+  disabled: boolean;
+  disabledReason: string | null;
+  rateLimit: number | null;
+  maxInFlight: number | null;
+  filter: unknown;
+  flow?: FlowRow | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export const serializeEndpoint = (e: EndpointRow) => ({
+  id: e.id,
+  object: "endpoint" as const,
+  app: e.appId,
+  url: e.url,
+  description: e.description,
+  event_types: e.eventTypes,
+  disabled: e.disabled,
+  disabled_reason: e.disabledReason,
+  // Write-only: the names, never the values (endpointHeaders.ts).
+  headers: shownHeaders(e.headers),
+  rate_limit: e.rateLimit,
+  max_in_flight: e.maxInFlight,
+  filter: e.filter ?? null,
+  delivery_state: deliveryState(e),
+  created_at: iso(e.createdAt),
+  updated_at: iso(e.updatedAt),
+});
+
+export const endpointSchemas: Record<string, Schema> = {
+  Endpoint: {
+    type: "object",
+    required: [
+      "id",
+      "object",
+      "app",
+      "url",
+      "description",
+      "event_types",
+      "disabled",
+      "disabled_reason",
+      "headers",
+      "rate_limit",
+      "max_in_flight",
+      "filter",
+      "delivery_state",
+      "created_at",
+      "updated_at",
+    ],
+    properties: {
+      id: { type: "string", examples: ["ep_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "endpoint" },
+      app: { type: "string", description: "The app's id." },
+      url: { type: "string" },
+      description: { type: "string" },
+      event_types: { type: "array", items: { type: "string" } },
+      disabled: { type: "boolean" },
+      disabled_reason: { type: ["string", "null"] },
+      headers: {
+        type: "object",
+        additionalProperties: { type: "string", const: "[redacted]" },
+        description: "The custom headers' names; each value is `[redacted]`: they are write-only.",
+      },
+      ...limitFields,
+      filter: filterField,
+      delivery_state: deliveryStateSchema,
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+  },
+};
