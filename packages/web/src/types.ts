@@ -32,6 +32,8 @@ export type Endpoint = {
   rate_limit: number | null;
   /** Attempts in flight at once at most; null: the installation's default. */
   max_in_flight: number | null;
+  /** fifo: one delivery at a time, in the order events were accepted. */
+  ordering: "none" | "fifo";
   delivery_state: DeliveryState;
   created_at: string;
   updated_at: string;
@@ -43,9 +45,32 @@ export type Endpoint = {
  */
 export type DeliveryState = {
   state: "active" | "throttled" | "paused" | "disabled";
-  reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | null;
+  reason:
+    | "disabled"
+    | "not_responding"
+    | "retry_after"
+    | "slow_down"
+    | "rate_limit"
+    | "max_in_flight"
+    | "ordering"
+    | null;
   until: string | null;
   description: string;
+  /** A fifo endpoint held by its order: the delivery the others wait behind (on the endpoint's own page). */
+  held_behind: HeldBehind | null;
+};
+
+export type HeldBehind = {
+  event: string;
+  delivery: string;
+  attempts: number;
+  in_flight: boolean;
+  next_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  awaiting_fan_out: boolean;
+  waiting: number;
+  waiting_capped: boolean;
 };
 
 export type JsonSchema = { [key: string]: unknown };
@@ -106,6 +131,8 @@ export type Attempt = {
   duration_ms: number | null;
   trace_id: string | null;
   scheduled_at: string;
+  /** Handed to a sender; null while a pending attempt waits its turn. */
+  sent_at: string | null;
   created_at: string;
   completed_at: string | null;
 };

@@ -73,6 +73,7 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
       probeAfterMaxMs: r.duration("ENDPOINT_PROBE_AFTER_MAX", 600_000),
       pauseMaxMs: r.duration("ENDPOINT_PAUSE_MAX", 3_600_000),
       slowDownMs: r.duration("ENDPOINT_SLOW_DOWN", 60_000),
+      fifoFanOutWaitMs: r.duration("FIFO_FAN_OUT_WAIT", 10_000),
     },
     releaseIntervalMs: r.duration("RELEASE_INTERVAL", 100),
     retentionMs: r.duration("RETENTION", 30 * 86_400_000),

@@ -2,7 +2,7 @@ import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
 import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { afterResult, type Flow, type FlowChange } from "./flow.ts";
+import { afterResult, type Flow, type FlowChange, releasedByResults } from "./flow.ts";
 import {
   type EndpointState,
   type LockedDelivery,
@@ -261,9 +261,7 @@ export async function recordBatch(
         eventIds,
       ],
     );
-    const release = [...flows.values()]
-      .filter((f) => f.held_by === "max_in_flight")
-      .map((f) => f.endpoint_id);
+    const release = [...flows.values()].filter((f) => releasedByResults(f.held_by)).map((f) => f.endpoint_id);
     return { recorded, changes, release, staged: await stageNotices(tx, notices) };
   });
 }

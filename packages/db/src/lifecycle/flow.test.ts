@@ -8,6 +8,7 @@ const s: FlowSettings = {
   probeAfterMaxMs: 8000,
   pauseMaxMs: 60_000,
   slowDownMs: 30_000,
+  fifoFanOutWaitMs: 10_000,
 };
 const t0 = new Date("2026-11-24T00:00:00.000Z");
 const later = (ms: number) => new Date(t0.getTime() + ms);

@@ -9,12 +9,21 @@
  *   `Retry-After` on a 429 or 503 (`retry_after`, until then, capped);
  * - its in-flight limit (`max_in_flight` up to ENDPOINT_MAX_IN_FLIGHT, or that), halved for a while by
  *   each 429, 502 or 504 without `Retry-After` (a slow-down);
- * - its rate limit: a token bucket of `rate_limit` tokens a second, holding one second's worth.
+ * - its rate limit: a token bucket of `rate_limit` tokens a second, holding one second's worth;
+ * - for a `fifo` endpoint, its order: one attempt at a time, its head (ordering.ts).
  * Held attempts are not attempts: they use no retry step and fail nothing.
  */
 
 export type PauseReason = "not_responding" | "retry_after";
-export type HeldBy = "paused" | "max_in_flight" | "rate_limit";
+/**
+ * `ordering`: a fifo endpoint's attempts wait behind its head; `fan_out`: its head waits for an
+ * earlier event's fan-out (ordering.ts).
+ */
+export type HeldBy = "paused" | "max_in_flight" | "rate_limit" | "ordering" | "fan_out";
+
+/** Holds a result ends: the endpoint's next attempts are released when one comes back. */
+export const releasedByResults = (heldBy: string | null): boolean =>
+  heldBy === "max_in_flight" || heldBy === "ordering";
 
 export type FlowSettings = {
   /** ENDPOINT_MAX_IN_FLIGHT: attempts of one endpoint in flight at most, unless it sets its own. */
@@ -28,6 +37,8 @@ export type FlowSettings = {
   pauseMaxMs: number;
   /** How long a 429, 502 or 504 without Retry-After keeps the in-flight limit lowered. */
   slowDownMs: number;
+  /** A fifo endpoint's head waits at most this long after an earlier event's acceptance for its fan-out. */
+  fifoFanOutWaitMs: number;
 };
 
 export type Flow = {

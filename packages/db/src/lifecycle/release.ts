@@ -1,5 +1,7 @@
+import { idFloor } from "../ids.ts";
 import { inTransaction, type Pool, type PoolClient } from "../pool.ts";
 import { type Admission, admit, type EndpointLimits, type Flow, type FlowSettings } from "./flow.ts";
+import { type FifoHead, laterEvent, orderingHold } from "./ordering.ts";
 import { releaseFast } from "./releaseFast.ts";
 import { type AttemptToSend, HEAD_OF_OPEN, SEND_COLUMNS } from "./send.ts";
 
@@ -7,7 +9,7 @@ import { type AttemptToSend, HEAD_OF_OPEN, SEND_COLUMNS } from "./send.ts";
  * The release gate: the one way an attempt reaches the senders the first time. Attempts wait
  * in each endpoint's queue (pending, `sent_at` null, in the order due) and go out only as
  * far as the endpoint's flow allows (flow.ts): its pause, its in-flight limit, its rate
- * limit. What stays waits in PostgreSQL, not in RabbitMQ, and the endpoint's
+ * limit, and for a `fifo` endpoint its order (ordering.ts). What stays waits in PostgreSQL, not in RabbitMQ, and the endpoint's
  * `next_release_at` says when to look again; the dispatchers poll for it.
  *
  * One transaction, under the locking rule (locks.ts) with the flows last: the endpoints'
@@ -35,10 +37,13 @@ export type Release = {
 };
 
 type LockedFlow = Flow &
-  EndpointLimits & {
+  EndpointLimits &
+  FifoHead & {
     deleted: boolean;
     disabled: boolean;
-    /** The head of its queue, and the time the lock was had. */
+    fifo: boolean;
+    fifo_after: string | null;
+    /** The head of its queue (of a fifo endpoint: the one attempt that may go), and the time the lock was had. */
     ready: string[];
     now: Date;
   };
@@ -47,8 +52,26 @@ type LockedFlow = Flow &
 const STALE_BATCH = 500;
 
 const FLOW_COLUMNS = `f.endpoint_id, f.in_flight, f.tokens, f.tokens_at, f.limit_now, f.slow_until, f.paused_until,
-  f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at,
-  ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled`;
+  f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at, f.fifo_after,
+  ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled,
+  ep.ordering = 'fifo' AND ep.deleted_at IS NULL AND NOT ep.disabled AS fifo, ep.account_id, ep.app_id`;
+
+/**
+ * A fifo endpoint `f`'s head: its open attempt of the earliest event, and whether an event of
+ * its app accepted before that one, after `fifo_after` and since $4, still awaits its fan-out
+ * (it has no delivery, and fan-out did not mark it as having none).
+ */
+const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_at AS head_sent_at, a.scheduled_at AS head_due_at,
+    CASE WHEN a.sent_at IS NULL THEN EXISTS (
+      SELECT 1 FROM events e
+      WHERE e.account_id = f.account_id AND e.app_id = f.app_id AND e.id < a.event_id
+        AND e.id >= $4::text AND e.id > COALESCE(f.fifo_after, '')
+        AND e.fanned_out_at IS NULL AND e.data_erased_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)) END AS head_behind_fan_out,
+    (SELECT count(*)::int FROM (SELECT 1 FROM attempts q WHERE q.endpoint_id = f.endpoint_id AND q.status = 'pending'
+                                 LIMIT 2) x) AS fifo_queued
+  FROM attempts a WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
+  ORDER BY a.event_id, a.attempt_number LIMIT 1`;
 
 /**
  * Locks the flows (in id order; a poll skips those another dispatcher holds) and reads, with
@@ -62,13 +85,19 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
        WHERE ${where} ORDER BY f.${order} ${limit} ${lock}),
      ready_by AS (
        SELECT GREATEST(clock_timestamp(), (SELECT max(scheduled_at) FROM attempts WHERE id = ANY($2::text[]))) AS at)
-     SELECT f.*, clock_timestamp() AS now, ARRAY(
-       SELECT a.id FROM attempts a, ready_by
-       WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending' AND a.sent_at IS NULL AND a.scheduled_at <= ready_by.at
-       ORDER BY a.scheduled_at, a.id
-       LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE LEAST(f.max_in_flight, $3::int) + 1 END) AS ready
-     FROM f ORDER BY f.${order}`;
+     SELECT f.*, h.*, clock_timestamp() AS now,
+       CASE WHEN f.fifo THEN
+         CASE WHEN h.head_sent_at IS NULL AND h.head_due_at <= ready_by.at AND NOT h.head_behind_fan_out
+              THEN ARRAY[h.head_id] ELSE '{}'::text[] END
+       ELSE ARRAY(
+         SELECT a.id FROM attempts a
+         WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending' AND a.sent_at IS NULL AND a.scheduled_at <= ready_by.at
+         ORDER BY a.scheduled_at, a.id
+         LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE LEAST(f.max_in_flight, $3::int) + 1 END) END AS ready
+     FROM f CROSS JOIN ready_by LEFT JOIN LATERAL (${FIFO_HEAD}) h ON f.fifo
+     ORDER BY f.${order}`;
   const due = "due" in target ? (target.due ?? []) : [];
+  const fanOutFloor = idFloor("event", Date.now() - s.fifoFanOutWaitMs);
   if ("poll" in target) {
     const { rows } = await tx.query<LockedFlow>(
       head(
@@ -77,7 +106,7 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
         "LIMIT $1",
         "FOR NO KEY UPDATE OF f SKIP LOCKED",
       ),
-      [target.poll, due, s.maxInFlight],
+      [target.poll, due, s.maxInFlight, fanOutFloor],
     );
     return rows;
   }
@@ -87,6 +116,7 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
       list,
       due,
       s.maxInFlight,
+      fanOutFloor,
     ]);
   const { rows } = await select(ids);
   if (rows.length === ids.length) return rows;
@@ -151,13 +181,17 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
         flow.next_release_at = ready.length >= STALE_BATCH ? now : null;
         continue;
       }
-      const a = admit(flow, flow, flow.in_flight, ready.length, now, s);
+      // A fifo endpoint: its head alone, one at a time.
+      const limits = flow.fifo ? { rate_limit: flow.rate_limit, max_in_flight: 1 } : flow;
+      const a = admit(flow, limits, flow.in_flight, ready.length, now, s);
       const taken = ready.slice(0, a.take);
       chosen.push(taken);
       if (a.probe) flow.probe_attempt_id = taken[0]!;
-      flow.held_by = a.heldBy;
-      flow.next_release_at = a.retryAt;
-      if (a.heldBy) held.push({ endpointId: flow.endpoint_id, heldBy: a.heldBy });
+      const hold = flow.fifo ? orderingHold(flow, taken.length, a, now) : a;
+      if (flow.fifo && taken.length) flow.fifo_after = laterEvent(flow.fifo_after, flow.head_event_id);
+      flow.held_by = hold.heldBy;
+      flow.next_release_at = hold.retryAt;
+      if (hold.heldBy) held.push({ endpointId: flow.endpoint_id, heldBy: hold.heldBy });
     }
     const ids = chosen.flat();
     const { rows } = await tx.query<AttemptToSend>(
@@ -173,10 +207,11 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
                 slow_until = u.slow_until, paused_until = u.paused_until, pause_reason = u.pause_reason,
                 -- A probe chosen but not taken (another release had it) is no probe.
                 probe_attempt_id = CASE WHEN u.probe_attempt_id = ANY($1) AND u.probe_attempt_id NOT IN (SELECT id FROM s)
-                                        THEN NULL ELSE u.probe_attempt_id END, held_by = u.held_by, next_release_at = u.next_release_at
+                                        THEN NULL ELSE u.probe_attempt_id END, held_by = u.held_by, next_release_at = u.next_release_at,
+                fifo_after = u.fifo_after
          FROM unnest($2::text[], $3::float8[], $4::timestamptz[], $5::int[], $6::timestamptz[], $7::timestamptz[],
-                     $8::text[], $9::text[], $10::text[], $11::timestamptz[])
-           AS u(endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, probe_attempt_id, held_by, next_release_at)
+                     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[])
+           AS u(endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, probe_attempt_id, held_by, next_release_at, fifo_after)
          WHERE f.endpoint_id = u.endpoint_id)
        SELECT ${SEND_COLUMNS} FROM s a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id`,
       [
@@ -191,6 +226,7 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
         flows.map((f) => f.probe_attempt_id),
         flows.map((f) => f.held_by),
         flows.map((f) => f.next_release_at),
+        flows.map((f) => f.fifo_after),
       ],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));

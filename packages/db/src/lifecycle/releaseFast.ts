@@ -6,7 +6,8 @@ const RELEASE_FAST = prepared(
   `WITH f AS MATERIALIZED (
        SELECT f.endpoint_id, f.in_flight, LEAST(ep.max_in_flight, $3::int) AS cap
        FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
-       WHERE f.endpoint_id = ANY($1::text[]) AND ep.rate_limit IS NULL AND ep.deleted_at IS NULL AND NOT ep.disabled
+       WHERE f.endpoint_id = ANY($1::text[]) AND ep.rate_limit IS NULL AND ep.ordering = 'none'
+         AND ep.deleted_at IS NULL AND NOT ep.disabled
          AND f.pause_reason IS NULL AND f.paused_until IS NULL
          AND (f.slow_until IS NULL OR f.slow_until <= clock_timestamp())
        ORDER BY f.endpoint_id FOR NO KEY UPDATE OF f),
@@ -44,7 +45,7 @@ const RELEASE_FAST = prepared(
 
 /**
  * The release gate in one statement, for endpoints that only an in-flight limit can hold
- * back: no rate limit, no pause, no slow-down, neither deleted nor disabled. Nearly every
+ * back: no rate limit, no order to keep, no pause, no slow-down, neither deleted nor disabled. Nearly every
  * endpoint, nearly always: fan-out's path to the senders stays one round trip, and the flow's
  * lock is held for one statement, not across a transaction's turns of the event loop.
  *

@@ -54,7 +54,7 @@ export const PREVIEW_COUNT_MAX = 10_000;
 /**
  * What a replay asked for now would take, without claiming anything: how many (up to
  * PREVIEW_COUNT_MAX, so an endpoint failing for weeks costs no more than that), and the first
- * `limit` of them, oldest first. One statement, one snapshot: the count and the list agree. A
+ * `limit` of them, oldest event first (the order a replay takes them in). One statement, one snapshot: the count and the list agree. A
  * replay asked for later may take fewer, should another replay or a retry take some meanwhile.
  */
 export async function previewReplay(
@@ -68,9 +68,9 @@ export async function previewReplay(
           total AS (SELECT count(*)::int AS n FROM m)
      SELECT total.n AS total, d.event_id, ev.type AS event_type, d.attempts, d.failed_at
      FROM total
-     LEFT JOIN LATERAL (SELECT * FROM m ORDER BY id LIMIT $6) d ON true
+     LEFT JOIN LATERAL (SELECT * FROM m ORDER BY event_id, id LIMIT $6) d ON true
      LEFT JOIN events ev ON ev.id = d.event_id
-     ORDER BY d.id`,
+     ORDER BY d.event_id, d.id`,
     [spec.endpointId, spec.cutoff, spec.since, spec.eventId, PREVIEW_COUNT_MAX + 1, limit],
   );
   const total = rows[0]?.total ?? 0;

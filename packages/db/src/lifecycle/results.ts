@@ -2,7 +2,7 @@ import { inTransaction, type Pool, prepared, type Queryable } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
-import type { FlowChange, FlowSettings } from "./flow.ts";
+import { type FlowChange, type FlowSettings, releasedByResults } from "./flow.ts";
 import { flowNotice, type StagedMessage, stageNotices } from "./operational.ts";
 
 /** What a sender reported of one attempt. */
@@ -37,7 +37,7 @@ export type RetryPolicy = {
 export type RecordedBatch = {
   recorded: Recorded[];
   changes: FlowChange[];
-  /** Endpoints with attempts held by their in-flight limit: these results made room. */
+  /** Endpoints with attempts held by their in-flight limit or their order: these results made room. */
   release: string[];
   /** Operational events these results made (operational.ts): publish after the commit. */
   staged: StagedMessage[];
@@ -228,6 +228,6 @@ async function answered(
     changes: flows
       .filter((f) => f.resumed)
       .map((f) => ({ endpointId: f.endpoint_id, change: "resumed", reason: null, until: null })),
-    release: flows.filter((f) => f.held_by === "max_in_flight").map((f) => f.endpoint_id),
+    release: flows.filter((f) => releasedByResults(f.held_by)).map((f) => f.endpoint_id),
   };
 }

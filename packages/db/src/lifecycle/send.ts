@@ -93,8 +93,13 @@ export async function claimStranded(
 
 /**
  * The head of endpoint `f`'s open attempts, in the order due: as many as it has in flight,
- * twice over and ten more, for attempts released out of order (a due retry, a replay).
+ * twice over and ten more, for attempts released out of order (a due retry, a replay); and
+ * its open attempt of the earliest event, a fifo endpoint's head, which may be due after
+ * thousands behind it.
  */
-export const HEAD_OF_OPEN = `SELECT a.id, a.sent_at FROM attempts a
+export const HEAD_OF_OPEN = `(SELECT a.id, a.sent_at FROM attempts a
   WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
-  ORDER BY a.scheduled_at, a.id LIMIT f.in_flight * 2 + 10`;
+  ORDER BY a.scheduled_at, a.id LIMIT f.in_flight * 2 + 10)
+  UNION (SELECT a.id, a.sent_at FROM attempts a
+  WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
+  ORDER BY a.event_id, a.attempt_number LIMIT 1)`;

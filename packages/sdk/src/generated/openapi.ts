@@ -49,6 +49,8 @@ export type Endpoint = {
   disabled_reason: string | null;
   /** The custom headers' names; each value is `[redacted]`: they are write-only. */
   headers: Record<string, "[redacted]">;
+  /** `none` (the default): deliveries go as its limits allow, several at once, and a retry may come after newer events. `fifo`: one at a time, in the order the events were accepted (their ids' order); a failing delivery holds those behind it while it is retried, until it succeeds or fails for good, then the next goes. `delivery_state` says what holds them. Replays to a `fifo` endpoint go in their events' order too. */
+  ordering: "none" | "fifo";
   /** Deliveries a second at most, bursts of one second's worth; `null` (the default): no limit. Waiting for it never fails a delivery nor uses a retry step. */
   rate_limit: number | null;
   /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
@@ -57,13 +59,34 @@ export type Endpoint = {
   filter: Record<string, unknown> | null;
   /** How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them. */
   delivery_state: {
-    /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
+    /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, its order (`fifo`), or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
     state: "active" | "throttled" | "paused" | "disabled";
-    reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | null;
+    /** `ordering`: a `fifo` endpoint's deliveries wait behind its earliest open one (`held_behind`) until it succeeds or fails for good. */
+    reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | "ordering" | null;
     /** When a pause or slow-down ends (for `not_responding`: when one test delivery, the probe, goes). */
     until: string | null;
     /** The state in words, for people. */
     description: string;
+    /** Of a `fifo` endpoint held by its order (`reason: ordering`), and only in the response of `GET /v3/endpoints/{id}`: the delivery the others wait behind, the earliest event's still open. Elsewhere `null`. */
+    held_behind: {
+      event: string;
+      delivery: string;
+      /** Attempts made of it so far. */
+      attempts: number;
+      /** An attempt of it is being made now. */
+      in_flight: boolean;
+      next_attempt_at: string | null;
+      /** Its last attempt's HTTP status. */
+      last_response_status: number | null;
+      /** Its last attempt's error kind. */
+      last_error: string | null;
+      /** It waits itself, for an event accepted before it whose deliveries are still being made (by another dispatcher, or after a failed publish), for at most `FIFO_FAN_OUT_WAIT` after that event's acceptance: that event goes first. */
+      awaiting_fan_out: boolean;
+      /** Open deliveries behind it (up to 10,000). */
+      waiting: number;
+      /** There are more than 10,000. */
+      waiting_capped: boolean;
+    } | null;
   };
   created_at: string;
   updated_at: string;
@@ -183,6 +206,8 @@ export type Attempt = {
   /** The OpenTelemetry trace of the event. */
   trace_id: string | null;
   scheduled_at: string;
+  /** When it was handed to a sender. `null` on a `pending` attempt that waits its turn: its retry is not due yet, or its endpoint's limits, pause or order (`fifo`) hold it. */
+  sent_at: string | null;
   created_at: string;
   completed_at: string | null;
 };
@@ -205,6 +230,8 @@ export type AttemptWithRequest = {
   /** The OpenTelemetry trace of the event. */
   trace_id: string | null;
   scheduled_at: string;
+  /** When it was handed to a sender. `null` on a `pending` attempt that waits its turn: its retry is not due yet, or its endpoint's limits, pause or order (`fifo`) hold it. */
+  sent_at: string | null;
   created_at: string;
   completed_at: string | null;
   /** The HTTP request of the attempt. Null only when its event no longer exists. */
@@ -317,13 +344,34 @@ export type EndpointHealth = {
   disabled: boolean;
   /** How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them. */
   delivery_state: {
-    /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
+    /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, its order (`fifo`), or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
     state: "active" | "throttled" | "paused" | "disabled";
-    reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | null;
+    /** `ordering`: a `fifo` endpoint's deliveries wait behind its earliest open one (`held_behind`) until it succeeds or fails for good. */
+    reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | "ordering" | null;
     /** When a pause or slow-down ends (for `not_responding`: when one test delivery, the probe, goes). */
     until: string | null;
     /** The state in words, for people. */
     description: string;
+    /** Of a `fifo` endpoint held by its order (`reason: ordering`), and only in the response of `GET /v3/endpoints/{id}`: the delivery the others wait behind, the earliest event's still open. Elsewhere `null`. */
+    held_behind: {
+      event: string;
+      delivery: string;
+      /** Attempts made of it so far. */
+      attempts: number;
+      /** An attempt of it is being made now. */
+      in_flight: boolean;
+      next_attempt_at: string | null;
+      /** Its last attempt's HTTP status. */
+      last_response_status: number | null;
+      /** Its last attempt's error kind. */
+      last_error: string | null;
+      /** It waits itself, for an event accepted before it whose deliveries are still being made (by another dispatcher, or after a failed publish), for at most `FIFO_FAN_OUT_WAIT` after that event's acceptance: that event goes first. */
+      awaiting_fan_out: boolean;
+      /** Open deliveries behind it (up to 10,000). */
+      waiting: number;
+      /** There are more than 10,000. */
+      waiting_capped: boolean;
+    } | null;
   };
   /** Attempts that succeeded in the last 24 hours. */
   succeeded: number;
@@ -565,6 +613,8 @@ export type Operations = {
       headers?: Record<string, string>;
       /** A disabled endpoint receives nothing. */
       disabled?: boolean;
+      /** `none` (the default): deliveries go as its limits allow, several at once, and a retry may come after newer events. `fifo`: one at a time, in the order the events were accepted (their ids' order); a failing delivery holds those behind it while it is retried, until it succeeds or fails for good, then the next goes. `delivery_state` says what holds them. Replays to a `fifo` endpoint go in their events' order too. */
+      ordering?: "none" | "fifo";
       /** Deliveries a second at most, bursts of one second's worth; `null` (the default): no limit. Waiting for it never fails a delivery nor uses a retry step. */
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
@@ -627,6 +677,8 @@ export type Operations = {
       headers?: Record<string, string>;
       /** A disabled endpoint receives nothing. */
       disabled?: boolean;
+      /** `none` (the default): deliveries go as its limits allow, several at once, and a retry may come after newer events. `fifo`: one at a time, in the order the events were accepted (their ids' order); a failing delivery holds those behind it while it is retried, until it succeeds or fails for good, then the next goes. `delivery_state` says what holds them. Replays to a `fifo` endpoint go in their events' order too. */
+      ordering?: "none" | "fifo";
       /** Deliveries a second at most, bursts of one second's worth; `null` (the default): no limit. Waiting for it never fails a delivery nor uses a retry step. */
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */
@@ -943,6 +995,8 @@ export type Operations = {
       headers?: Record<string, string>;
       /** A disabled endpoint receives nothing. */
       disabled?: boolean;
+      /** `none` (the default): deliveries go as its limits allow, several at once, and a retry may come after newer events. `fifo`: one at a time, in the order the events were accepted (their ids' order); a failing delivery holds those behind it while it is retried, until it succeeds or fails for good, then the next goes. `delivery_state` says what holds them. Replays to a `fifo` endpoint go in their events' order too. */
+      ordering?: "none" | "fifo";
       /** Deliveries a second at most, bursts of one second's worth; `null` (the default): no limit. Waiting for it never fails a delivery nor uses a retry step. */
       rate_limit?: number | null;
       /** Attempts in flight to it at once, at most, below the installation's `ENDPOINT_MAX_IN_FLIGHT` (a higher value does not raise that); `null` (the default): the installation's limit. */

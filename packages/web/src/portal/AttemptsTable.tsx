@@ -145,7 +145,7 @@ function attemptEndpoint(a: Attempt, endpoint: Endpoint | undefined): string {
 }
 
 export function responseSummary(a: Attempt): string {
-  if (a.status === "pending") return "In flight";
+  if (a.status === "pending") return a.sent_at ? "In flight" : "Waiting";
   if (a.response_status !== null)
     return `HTTP ${a.response_status}${a.error && a.error !== "http_error" ? ` (${a.error})` : ""}`;
   return a.error ?? "—";

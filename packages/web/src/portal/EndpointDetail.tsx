@@ -64,7 +64,7 @@ export function EndpointDetail({ id }: { id: string }) {
               <Status value={e.disabled ? "disabled" : "enabled"} />
             </span>
             {e.disabled && e.disabled_reason ? <span className="muted"> {e.disabled_reason}</span> : null}
-            <DeliveryStateLine value={e.delivery_state} />
+            <DeliveryStateLine value={e.delivery_state} eventHref={(event) => paths.event(base, event)} />
           </dd>
           <dt>Description</dt>
           <dd>{e.description || <span className="muted">None</span>}</dd>
@@ -104,6 +104,14 @@ export function EndpointDetail({ id }: { id: string }) {
               <span className="muted">Herald's default</span>
             ) : (
               `${counted(e.max_in_flight, "attempt", "attempts")} at once`
+            )}
+          </dd>
+          <dt>Order</dt>
+          <dd>
+            {e.ordering === "fifo" ? (
+              "In order (FIFO): one delivery at a time"
+            ) : (
+              <span className="muted">Any order</span>
             )}
           </dd>
           <dt>Custom headers</dt>

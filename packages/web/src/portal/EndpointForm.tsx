@@ -121,8 +121,9 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const headerError = (name: string) => (name && param === `headers[${name}]` ? save.error!.message : null);
   const rowNamed = values.headers.some((r) => r.name.trim() && param === `headers[${r.name.trim()}]`);
   const placed =
-    ["url", "description", "event_types", "headers", ...LIMIT_PARAMS].some((n) => apiErrorAt(n)) ||
-    isFilterParam(param);
+    ["url", "description", "event_types", "headers", "ordering", ...LIMIT_PARAMS].some((n) =>
+      apiErrorAt(n),
+    ) || isFilterParam(param);
   const filterError: FilterProblem | null =
     filterHeld && parsedFilter.kind === "error"
       ? { message: `Not saved: the filter is not JSON. ${parsedFilter.message}` }

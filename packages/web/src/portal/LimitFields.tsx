@@ -1,21 +1,26 @@
 import { type RefObject, useId } from "react";
 import { Field } from "../ui/Field.tsx";
 
-/** The limits as typed: empty means null (no rate limit; the default in-flight limit). */
-export type LimitValues = { rateLimit: string; maxInFlight: string };
+/** The limits as typed (empty means null: no rate limit; the default in-flight limit), and the order. */
+export type LimitValues = { rateLimit: string; maxInFlight: string; ordering: Ordering };
+type Ordering = "none" | "fifo";
 
 export const LIMIT_PARAMS = ["rate_limit", "max_in_flight"] as const;
 export type LimitParam = (typeof LIMIT_PARAMS)[number];
 
-export const limitValues = (e: { rate_limit: number | null; max_in_flight: number | null } | null) => ({
+export const limitValues = (
+  e: { rate_limit: number | null; max_in_flight: number | null; ordering: Ordering } | null,
+): LimitValues => ({
   rateLimit: e?.rate_limit == null ? "" : String(e.rate_limit),
   maxInFlight: e?.max_in_flight == null ? "" : String(e.max_in_flight),
+  ordering: e?.ordering ?? "none",
 });
 
 /** The body's fields: always sent, so emptying a field clears the limit. The API checks the range. */
 export const limitBody = (v: LimitValues) => ({
   rate_limit: asLimit(v.rateLimit),
   max_in_flight: asLimit(v.maxInFlight),
+  ordering: v.ordering,
 });
 
 const asLimit = (text: string): number | null => (text.trim() === "" ? null : Number(text));
@@ -55,7 +60,7 @@ const FIELDS: {
   },
 ];
 
-/** The endpoint's delivery limits, each empty for none. */
+/** The endpoint's delivery limits, each empty for none, and the order its deliveries go in. */
 export function LimitFields({
   values,
   onChange,
@@ -64,13 +69,13 @@ export function LimitFields({
 }: {
   values: LimitValues;
   onChange: (change: Partial<LimitValues>) => void;
-  errorAt: (param: LimitParam) => string | null;
+  errorAt: (param: LimitParam | "ordering") => string | null;
   refs: Record<LimitParam, RefObject<HTMLInputElement | null>>;
 }) {
   const hintId = useId();
   return (
     <fieldset aria-describedby={hintId}>
-      <legend>Delivery limits</legend>
+      <legend>Delivery limits and order</legend>
       {/* Waiting is how both limits work: saying so up front answers "will my events fail?". */}
       <p id={hintId} className="hint fieldset-hint">
         Deliveries over a limit wait their turn: waiting never fails a delivery nor uses up a retry.
@@ -93,6 +98,22 @@ export function LimitFields({
           )}
         </Field>
       ))}
+      <Field
+        label="Order"
+        hint="In order: one delivery at a time, in the order events were accepted. A failing one holds the others while it is retried, until it succeeds or fails for good."
+        error={errorAt("ordering")}
+      >
+        {(props) => (
+          <select
+            {...props}
+            value={values.ordering}
+            onChange={(e) => onChange({ ordering: e.target.value as Ordering })}
+          >
+            <option value="none">Any order: several at once (fastest)</option>
+            <option value="fifo">In order (FIFO): one at a time</option>
+          </select>
+        )}
+      </Field>
     </fieldset>
   );
 }

@@ -30,6 +30,7 @@ type AttemptRow = {
   durationMs: number | null;
   traceId: string | null;
   scheduledAt: Date;
+  sentAt: Date | null;
   createdAt: Date;
   completedAt: Date | null;
 };
@@ -49,6 +50,7 @@ export const serializeAttempt = (a: AttemptRow) => ({
   duration_ms: a.durationMs,
   trace_id: a.traceId,
   scheduled_at: iso(a.scheduledAt),
+  sent_at: iso(a.sentAt),
   created_at: iso(a.createdAt),
   completed_at: iso(a.completedAt),
 });
@@ -70,6 +72,7 @@ const attemptSchema: Schema = {
     "duration_ms",
     "trace_id",
     "scheduled_at",
+    "sent_at",
     "created_at",
     "completed_at",
   ],
@@ -92,6 +95,11 @@ const attemptSchema: Schema = {
     duration_ms: { type: ["integer", "null"] },
     trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },
     scheduled_at: timestamp,
+    sent_at: {
+      ...nullableTimestamp,
+      description:
+        "When it was handed to a sender. `null` on a `pending` attempt that waits its turn: its retry is not due yet, or its endpoint's limits, pause or order (`fifo`) hold it.",
+    },
     created_at: timestamp,
     completed_at: nullableTimestamp,
   },

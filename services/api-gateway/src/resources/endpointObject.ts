@@ -2,6 +2,7 @@ import type { Schema } from "../http/route.ts";
 import { iso, timestamp } from "./common.ts";
 import { shownHeaders } from "./endpointHeaders.ts";
 import { filterField } from "./endpointInput.ts";
+import type { HeldBehind } from "./endpointOrder.ts";
 import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./endpointState.ts";
 
 /** The endpoint object: how a row is shown (`serializeEndpoint`) and its schema in the API reference. */
@@ -16,13 +17,15 @@ export type EndpointRow = {
   disabledReason: string | null;
   rateLimit: number | null;
   maxInFlight: number | null;
+  ordering: string;
   filter: unknown;
   flow?: FlowRow | null;
   createdAt: Date;
   updatedAt: Date;
 };
 
-export const serializeEndpoint = (e: EndpointRow) => ({
+/** `held`: a fifo endpoint's head, when the caller read it (endpointOrder.ts). */
+export const serializeEndpoint = (e: EndpointRow, held: HeldBehind | null = null) => ({
   id: e.id,
   object: "endpoint" as const,
   app: e.appId,
@@ -35,8 +38,9 @@ export const serializeEndpoint = (e: EndpointRow) => ({
   headers: shownHeaders(e.headers),
   rate_limit: e.rateLimit,
   max_in_flight: e.maxInFlight,
+  ordering: e.ordering,
   filter: e.filter ?? null,
-  delivery_state: deliveryState(e),
+  delivery_state: deliveryState(e, new Date(), held),
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
 });
@@ -56,6 +60,7 @@ export const endpointSchemas: Record<string, Schema> = {
       "headers",
       "rate_limit",
       "max_in_flight",
+      "ordering",
       "filter",
       "delivery_state",
       "created_at",

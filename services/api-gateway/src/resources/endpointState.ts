@@ -1,5 +1,6 @@
 import type { Schema } from "../http/route.ts";
 import { iso } from "./common.ts";
+import { describeHeld, type HeldBehind, heldBehindSchema } from "./endpointOrder.ts";
 
 /**
  * What a customer sees of how their endpoint is being sent to: the release gate's state of
@@ -27,14 +28,36 @@ type EndpointLike = {
 
 export type DeliveryState = {
   state: "active" | "throttled" | "paused" | "disabled";
-  reason: "disabled" | "not_responding" | "retry_after" | "slow_down" | "rate_limit" | "max_in_flight" | null;
+  reason:
+    | "disabled"
+    | "not_responding"
+    | "retry_after"
+    | "slow_down"
+    | "rate_limit"
+    | "max_in_flight"
+    | "ordering"
+    | null;
   until: string | null;
   description: string;
+  held_behind: HeldBehind | null;
 };
 
 const at = (d: Date) => d.toISOString();
 
-export function deliveryState(e: EndpointLike, now = new Date()): DeliveryState {
+/**
+ * `held`: a fifo endpoint's head (endpointOrder.ts), when the caller read it; shown while the
+ * endpoint is held by its order.
+ */
+export function deliveryState(
+  e: EndpointLike,
+  now = new Date(),
+  held: HeldBehind | null = null,
+): DeliveryState {
+  const state = stateOf(e, now, held);
+  return { ...state, held_behind: state.reason === "ordering" ? held : null };
+}
+
+function stateOf(e: EndpointLike, now: Date, held: HeldBehind | null): Omit<DeliveryState, "held_behind"> {
   const f = e.flow;
   if (e.disabled)
     return {
@@ -77,6 +100,15 @@ export function deliveryState(e: EndpointLike, now = new Date()): DeliveryState 
       until: null,
       description: `Deliveries are waiting for its rate limit of ${e.rateLimit} a second.`,
     };
+  if (f?.heldBy === "ordering" || f?.heldBy === "fan_out")
+    return {
+      state: "throttled",
+      reason: "ordering",
+      until: null,
+      description: held
+        ? describeHeld(held)
+        : "In order (fifo): deliveries wait behind the earliest open one, which goes first.",
+    };
   if (f?.heldBy === "max_in_flight" && f.nextReleaseAt)
     return {
       state: "throttled",
@@ -89,18 +121,29 @@ export function deliveryState(e: EndpointLike, now = new Date()): DeliveryState 
 
 export const deliveryStateSchema: Schema = {
   type: "object",
-  required: ["state", "reason", "until", "description"],
+  required: ["state", "reason", "until", "description", "held_behind"],
   description:
     "How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them.",
   properties: {
     state: {
       enum: ["active", "throttled", "paused", "disabled"],
       description:
-        "`active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent.",
+        "`active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, its order (`fifo`), or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent.",
     },
     reason: {
       type: ["string", "null"],
-      enum: ["disabled", "not_responding", "retry_after", "slow_down", "rate_limit", "max_in_flight", null],
+      enum: [
+        "disabled",
+        "not_responding",
+        "retry_after",
+        "slow_down",
+        "rate_limit",
+        "max_in_flight",
+        "ordering",
+        null,
+      ],
+      description:
+        "`ordering`: a `fifo` endpoint's deliveries wait behind its earliest open one (`held_behind`) until it succeeds or fails for good.",
     },
     until: {
       type: ["string", "null"],
@@ -109,10 +152,16 @@ export const deliveryStateSchema: Schema = {
         "When a pause or slow-down ends (for `not_responding`: when one test delivery, the probe, goes).",
     },
     description: { type: "string", description: "The state in words, for people." },
+    held_behind: heldBehindSchema,
   },
 };
 
 export const limitFields: Record<string, Schema> = {
+  ordering: {
+    enum: ["none", "fifo"],
+    description:
+      "`none` (the default): deliveries go as its limits allow, several at once, and a retry may come after newer events. `fifo`: one at a time, in the order the events were accepted (their ids' order); a failing delivery holds those behind it while it is retried, until it succeeds or fails for good, then the next goes. `delivery_state` says what holds them. Replays to a `fifo` endpoint go in their events' order too.",
+  },
   rate_limit: {
     type: ["integer", "null"],
     minimum: 1,

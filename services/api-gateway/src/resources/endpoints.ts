@@ -27,6 +27,7 @@ import {
   generateSecret,
 } from "./endpointInput.ts";
 import { serializeEndpoint } from "./endpointObject.ts";
+import { heldBehind } from "./endpointOrder.ts";
 import {
   checkOperationalTypes,
   disabledByHand,
@@ -49,7 +50,7 @@ export async function endpointPage(
     include: { flow: true },
   });
   const list = toList(rows, cursor, query.limit);
-  return { ...list, data: list.data.map(serializeEndpoint) };
+  return { ...list, data: list.data.map((e) => serializeEndpoint(e)) };
 }
 
 /** A live (not deleted) endpoint of the account; anything else is a 404. */
@@ -107,6 +108,7 @@ type EndpointInput = {
   disabled?: boolean;
   rate_limit?: number | null;
   max_in_flight?: number | null;
+  ordering?: "none" | "fifo";
   filter?: Record<string, unknown> | null;
 };
 
@@ -125,6 +127,7 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, 
     ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
     ...(body.rate_limit !== undefined ? { rateLimit: body.rate_limit } : {}),
     ...(body.max_in_flight !== undefined ? { maxInFlight: body.max_in_flight } : {}),
+    ...(body.ordering !== undefined ? { ordering: body.ordering } : {}),
     ...(body.filter !== undefined ? { filter: checkFilter(body.filter) } : {}),
     ...(body.disabled !== undefined
       ? {
@@ -244,7 +247,13 @@ export const endpointRoutes: RouteSpec[] = [
     params: byId,
     response: { status: 200, schema: ref("Endpoint"), description: "The endpoint." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      return { body: serializeEndpoint(await findEndpoint(deps.prisma, account, params.id)) };
+      const endpoint = await findEndpoint(deps.prisma, account, params.id);
+      const heldBy = endpoint.flow?.heldBy;
+      const held =
+        heldBy === "ordering" || heldBy === "fan_out"
+          ? await heldBehind(deps, endpoint.id, heldBy === "fan_out")
+          : null;
+      return { body: serializeEndpoint(endpoint, held) };
     },
   },
   {

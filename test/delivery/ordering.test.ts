@@ -1,0 +1,195 @@
+import { newId } from "@herald/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtures, setupApp } from "../support/fixtures.ts";
+import { expectMatches } from "../support/openapi.ts";
+import { type Received, type Receiver, startReceiver } from "../support/receiver.ts";
+import { startSystem, type TestSystem } from "../support/system.ts";
+
+/**
+ * Ordered delivery (`ordering: fifo`): one attempt at a time, in the order events were
+ * accepted; a failing delivery holds the rest through its retries, then the next goes; replays
+ * keep their order; and an event accepted earlier whose fan-out comes late still goes first.
+ * The crash cases (a sender killed mid-attempt, a dispatcher restarted) are in orderingCrash.test.ts.
+ */
+let sys: TestSystem;
+let receiver: Receiver;
+let f: ReturnType<typeof fixtures>;
+
+/** Each answer waits this long: an attempt sent before the one ahead of it was answered would show. */
+const ANSWER_MS = 40;
+const POLL = { timeout: 20_000, interval: 100 };
+
+beforeAll(async () => {
+  sys = await startSystem({
+    RETRY_SCHEDULE: "1s,1s,1s",
+    // An event whose publish failed is published by the relay this long after.
+    OUTBOX_RELAY_AFTER: "2s",
+    OUTBOX_RELAY_INTERVAL: "300ms",
+  });
+  receiver = await startReceiver();
+  await setupApp(sys, ["ledger.entry"]);
+  f = fixtures(sys, receiver);
+});
+afterAll(async () => {
+  await sys.close();
+  await receiver.close();
+});
+
+const numberOf = (r: Received) => (JSON.parse(r.body) as { data: { n: number } }).data.n;
+const sequence = (path: string) => receiver.received(path).map(numberOf);
+
+/** No request of `path` arrived before the one ahead of it had been answered (ANSWER_MS after it arrived). */
+function oneAtATime(path: string) {
+  const got = receiver.received(path);
+  for (let i = 1; i < got.length; i++)
+    expect(
+      got[i]!.at - got[i - 1]!.at,
+      `request ${i} came before ${i - 1} was answered`,
+    ).toBeGreaterThanOrEqual(ANSWER_MS);
+}
+
+async function sendNumbered(from: number, to: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let n = from; n <= to; n++) ids.push(await f.send("ledger.entry", { n }));
+  return ids;
+}
+
+async function endpointState(id: string) {
+  const res = await sys.request("GET", `/v3/endpoints/${id}`);
+  expect(res.status).toBe(200);
+  expectMatches(res.body, "Endpoint");
+  return res.body.delivery_state;
+}
+
+describe("ordering: fifo", () => {
+  it("takes `ordering`, defaults to none, and refuses anything else with its param", async () => {
+    const plain = await sys.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: `${receiver.url}/plain` },
+    });
+    expect(plain.body.ordering).toBe("none");
+    const bad = await sys.request("POST", `/v3/endpoints/${plain.body.id}`, { json: { ordering: "lifo" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("ordering");
+    const fifo = await sys.request("POST", `/v3/endpoints/${plain.body.id}`, { json: { ordering: "fifo" } });
+    expect(fifo.body.ordering).toBe("fifo");
+    await sys.request("DELETE", `/v3/endpoints/${plain.body.id}`);
+  });
+
+  it("sends one at a time in acceptance order; a failing one holds the rest through its retries", async () => {
+    // Event 2 fails twice at both endpoints; the unordered one goes on without it.
+    const answer = (r: Received) => {
+      const n = numberOf(r);
+      const tries = receiver.received(r.path).filter((x) => numberOf(x) === n).length;
+      return n === 2 && tries <= 2
+        ? { status: 500, delayMs: ANSWER_MS }
+        : { status: 200, delayMs: ANSWER_MS };
+    };
+    receiver.on("/fifo", answer);
+    receiver.on("/any", answer);
+    const fifo = await f.endpoint("/fifo", { ordering: "fifo" });
+    await f.endpoint("/any");
+    const events = await sendNumbered(1, 6);
+
+    // While event 2 waits for its retry, the others are held behind it, and the API says so.
+    await expect
+      .poll(async () => {
+        const s = await endpointState(fifo);
+        return s.reason === "ordering" ? [s.held_behind?.event, s.held_behind?.waiting] : null;
+      }, POLL)
+      .toEqual([events[1], 4]);
+    const held = await endpointState(fifo);
+    expect(held.state).toBe("throttled");
+    expect(held.held_behind.attempts).toBeGreaterThanOrEqual(1);
+    expect(held.held_behind.last_response_status).toBe(500);
+    expect(held.description).toContain(events[1]);
+
+    await expect.poll(() => sequence("/fifo").length, POLL).toBe(8);
+    expect(sequence("/fifo")).toEqual([1, 2, 2, 2, 3, 4, 5, 6]);
+    oneAtATime("/fifo");
+    for (const id of events) expect(await f.status(id, fifo)).toBe("succeeded");
+    await expect.poll(async () => (await endpointState(fifo)).state, POLL).toBe("active");
+
+    // Without ordering, event 3 did not wait for event 2's retries.
+    await expect.poll(() => sequence("/any").length, POLL).toBe(8);
+    const any = sequence("/any");
+    expect(any.indexOf(3)).toBeLessThan(any.lastIndexOf(2));
+  });
+
+  it("lets the next go once the one ahead fails for good", async () => {
+    receiver.on("/stuck", (r) => (numberOf(r) === 1 ? { status: 503 } : { status: 200, delayMs: ANSWER_MS }));
+    const ep = await f.endpoint("/stuck", { ordering: "fifo" });
+    const events = await sendNumbered(1, 3);
+    await expect.poll(() => sequence("/stuck").length, POLL).toBe(6);
+    // Four attempts of event 1 (the schedule: 1 s, 1 s, 1 s), then the others.
+    expect(sequence("/stuck")).toEqual([1, 1, 1, 1, 2, 3]);
+    expect(await f.status(events[0]!, ep)).toBe("failed");
+    for (const id of events.slice(1)) await expect.poll(() => f.status(id, ep), POLL).toBe("succeeded");
+  });
+
+  it("replays to a fifo endpoint in the events' order, one at a time", async () => {
+    // Failed for good first, unordered (quicker), then made fifo and replayed once it answers.
+    let up = false;
+    receiver.on("/replayed", () => (up ? { status: 200, delayMs: ANSWER_MS } : { status: 500 }));
+    const ep = await f.endpoint("/replayed");
+    const events = await sendNumbered(1, 5);
+    for (const id of events) await expect.poll(() => f.status(id, ep), POLL).toBe("failed");
+    const changed = await sys.request("POST", `/v3/endpoints/${ep}`, { json: { ordering: "fifo" } });
+    expect(changed.body.ordering).toBe("fifo");
+    up = true;
+    const mark = receiver.received("/replayed").length;
+    const replay = await sys.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} });
+    expect(replay.status).toBe(202);
+    expect(replay.body.queued).toBe(5);
+    for (const id of events) await expect.poll(() => f.status(id, ep), POLL).toBe("succeeded");
+    const replayed = receiver.received("/replayed").slice(mark);
+    expect(replayed.map(numberOf)).toEqual([1, 2, 3, 4, 5]);
+    for (let i = 1; i < replayed.length; i++)
+      expect(replayed[i]!.at - replayed[i - 1]!.at).toBeGreaterThanOrEqual(ANSWER_MS);
+  });
+
+  it("holds a later event until an earlier one's late fan-out, then sends the earlier first", async () => {
+    receiver.on("/late", { status: 200, delayMs: ANSWER_MS });
+    const ep = await f.endpoint("/late", { ordering: "fifo" });
+    const deps = sys.gateway.deps;
+    const app = await deps.prisma.app.findFirstOrThrow({ where: { uid: "acme", deletedAt: null } });
+    // Accepted, with its outbox message, but not published: as when the inline publish failed.
+    // The relay publishes it OUTBOX_RELAY_AFTER later.
+    const earlier = newId("event");
+    const message = deps.outbox.message("event.created.v1", {
+      event_id: earlier,
+      account_id: app.accountId,
+      app_id: app.id,
+      type: "ledger.entry",
+      created_at: new Date().toISOString(),
+    });
+    await deps.events.write({
+      id: earlier,
+      accountId: app.accountId,
+      appId: app.id,
+      type: "ledger.entry",
+      data: JSON.stringify({ n: 1 }),
+      traceContext: null,
+      createdAt: new Date(),
+      message: {
+        name: message.name,
+        messageId: message.messageId,
+        payload: JSON.stringify(message.payload),
+        headers: "{}",
+      },
+    });
+    const [later] = await sendNumbered(2, 2);
+
+    // The later one is fanned out at once, and held: the earlier one's fan-out is awaited.
+    await expect.poll(() => f.status(later!, ep), POLL).toBe("pending");
+    await expect.poll(async () => (await endpointState(ep)).held_behind?.awaiting_fan_out, POLL).toBe(true);
+    const state = await endpointState(ep);
+    expect(state.reason).toBe("ordering");
+    expect(state.held_behind.event).toBe(later);
+    expect(sequence("/late")).toEqual([]);
+
+    await expect.poll(() => sequence("/late").length, POLL).toBe(2);
+    expect(sequence("/late")).toEqual([1, 2]);
+    expect(await f.status(earlier, ep)).toBe("succeeded");
+    await expect.poll(() => f.status(later!, ep), POLL).toBe("succeeded");
+  });
+});
