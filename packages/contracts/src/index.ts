@@ -14,6 +14,7 @@
  */
 import { Ajv, type JSONSchemaType, type ValidateFunction } from "ajv";
 
+export type { EndpointAuth } from "./endpointAuth.ts";
 export { isSensitiveHeader, REDACTED, redactHeaders } from "./headers.ts";
 
 /** Written by the gateway with the event, in one transaction; the dispatcher fans it out. */
@@ -103,6 +104,8 @@ export type AttemptRequestedV1 = {
   headers: Record<string, string>;
   /** The endpoint's custom headers, a JSON map sealed under ENCRYPTION_KEY: the sender opens it. */
   sealed_headers?: string | null;
+  /** The endpoint's authentication (EndpointAuth: mutual TLS, OAuth2), sealed; absent: none. */
+  sealed_auth?: string | null;
   secrets: string[];
   /** The exact request body: `{"type":…,"timestamp":…,"data":…}`, made by `webhookPayload`. */
   payload: string;
@@ -303,6 +306,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       url: { type: "string" },
       headers: { type: "object", required: [], additionalProperties: { type: "string" } },
       sealed_headers: { type: "string", nullable: true },
+      sealed_auth: { type: "string", nullable: true } as never,
       secrets: { type: "array", items: { type: "string" }, minItems: 1 },
       payload: { type: "string" },
       timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,

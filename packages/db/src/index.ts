@@ -9,6 +9,7 @@ export { ensureDatabase, migrate } from "./migrate.ts";
 export { createPool, type Pool, prepared } from "./pool.ts";
 export {
   createSecretBox,
+  endpointAuthContext,
   endpointHeadersContext,
   endpointSecretContext,
   type SecretBox,

@@ -32,6 +32,8 @@ function part(text: string, bytes?: number): Buffer {
 export const endpointSecretContext = (endpointId: string) => `endpoint:${endpointId}:secret`;
 /** The context of an endpoint's custom header values. */
 export const endpointHeadersContext = (endpointId: string) => `endpoint:${endpointId}:headers`;
+/** An endpoint's authentication (mutual TLS key, OAuth2 client secret), sealed as one JSON document. */
+export const endpointAuthContext = (endpointId: string) => `endpoint:${endpointId}:auth`;
 
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== 32) throw new Error("encryption key must be 32 bytes");

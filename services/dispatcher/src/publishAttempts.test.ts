@@ -20,6 +20,7 @@ const row = (id: string): AttemptToSend => ({
   url: "https://example.com",
   headers: {},
   headers_sealed: null,
+  auth_sealed: null,
   secret: "sealed",
   previous_secret: null,
   previous_secret_expires_at: null,

@@ -63,6 +63,7 @@ export async function publishAttempts(
         // Sealed, when they are: a token in them never crosses the broker in the clear.
         headers: r.headers_sealed ? {} : r.headers,
         sealed_headers: r.headers_sealed,
+        ...(r.auth_sealed ? { sealed_auth: r.auth_sealed } : {}),
         secrets: [r.secret, ...previous],
         // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
         payload: webhookPayload(r.type, r.created_at, r.data),

@@ -15,6 +15,7 @@ import { type DeliverOptions, deliver } from "./deliver.ts";
 import { egressAgents, parseNoProxy } from "./egress.ts";
 import { senderMetrics } from "./metrics.ts";
 import { resultReporter } from "./reports.ts";
+import { TokenCache } from "./tokens.ts";
 
 /**
  * Opening a sealed secret (AES-GCM) for every attempt showed in the profile; an endpoint's
@@ -83,6 +84,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,
     relay,
+    tokens: new TokenCache(),
   };
   let health: Server | null = null;
   let consuming = false;

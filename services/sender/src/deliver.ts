@@ -1,12 +1,23 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import type { RelayClient } from "@herald/broker";
-import { type AttemptCompletedV1, type AttemptRequestedV1, redactHeaders } from "@herald/contracts";
-import { endpointHeadersContext, endpointSecretContext, type SecretBox } from "@herald/db/secrets";
+import {
+  type AttemptCompletedV1,
+  type AttemptRequestedV1,
+  type EndpointAuth,
+  redactHeaders,
+} from "@herald/contracts";
+import {
+  endpointAuthContext,
+  endpointHeadersContext,
+  endpointSecretContext,
+  type SecretBox,
+} from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import { signatureHeader } from "./sign.ts";
+import { type TokenCache, TokenError } from "./tokens.ts";
 
 /** The first 4 KiB of a response body are kept: enough to read an error page, bounded in size. */
 export const BODY_LIMIT = 4096;
@@ -20,6 +31,8 @@ export type DeliverOptions = {
   userAgent: string;
   /** Attempts to `herald listen` endpoints go through it (LISTEN_SCHEME), never over HTTP. */
   relay?: Pick<RelayClient, "call">;
+  /** OAuth2 tokens of endpoints that want them, kept across attempts (tokens.ts). */
+  tokens?: TokenCache;
 };
 
 /** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
@@ -40,7 +53,9 @@ export function errorKind(err: unknown): string {
   const code = (err as { code?: string }).code ?? "";
   if (code === "HERALD_BLOCKED_DESTINATION") return "blocked_destination";
   if (code === "HERALD_PROXY_ERROR") return "proxy_error";
-  if (code === "ETIMEDOUT" || (err as { name?: string }).name === "TimeoutError") return "timeout";
+  if (code === "HERALD_AUTH_ERROR") return "auth_error";
+  const name = (err as { name?: string }).name;
+  if (code === "ETIMEDOUT" || name === "TimeoutError" || name === "AbortError") return "timeout";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NODATA")
     return "dns_error";
   if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/.test(code)) return "tls_error";
@@ -84,15 +99,29 @@ function clientFor(options: DeliverOptions, timeoutMs: number): Got {
   return client;
 }
 
+/** Per request: the endpoint's TLS client certificate and trusted CA, and the attempt's deadline. */
+type RequestExtras = { tls?: EndpointAuth["tls"]; signal?: AbortSignal };
+
 function post(
   url: URL,
   headers: Record<string, string>,
   body: string,
   options: DeliverOptions,
   timeoutMs: number,
+  extras: RequestExtras = {},
 ): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const stream = clientFor(options, timeoutMs).stream(url, { method: "POST", body, headers });
+    const tls = extras.tls;
+    const stream = clientFor(options, timeoutMs).stream(url, {
+      method: "POST",
+      body,
+      headers,
+      // The agent keeps connections apart by these: one endpoint's certificate is never another's.
+      ...(tls?.certificate || tls?.ca
+        ? { https: { certificate: tls.certificate, key: tls.key, certificateAuthority: tls.ca } }
+        : {}),
+      ...(extras.signal ? { signal: extras.signal } : {}),
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let response: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
@@ -177,6 +206,9 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   const custom: Record<string, string> = request.sealed_headers
     ? JSON.parse(options.secrets.open(request.sealed_headers, endpointHeadersContext(request.endpoint_id)))
     : request.headers;
+  const auth: EndpointAuth = request.sealed_auth
+    ? JSON.parse(options.secrets.open(request.sealed_auth, endpointAuthContext(request.endpoint_id)))
+    : {};
   const headers: Record<string, string> = {
     ...custom,
     "content-type": "application/json",
@@ -199,7 +231,7 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   };
   return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
     const outcome: Outcome = {
-      ...(await call(url, headers, request, options, started)),
+      ...(await call(url, headers, request, options, started, auth)),
       request_headers: redactHeaders(headers, Object.keys(custom)),
     };
     if (outcome.response_status !== null)
@@ -237,6 +269,7 @@ async function call(
   request: AttemptRequestedV1,
   options: DeliverOptions,
   started: number,
+  auth: EndpointAuth,
 ): Promise<Outcome> {
   try {
     // The dispatcher's timeout, which its sweeper's deadline is known to exceed, capped by ours.
@@ -244,7 +277,7 @@ async function call(
     const res =
       url.protocol === LISTEN_SCHEME
         ? await relayed(url, request.endpoint_id, headers, request.payload, options, timeoutMs)
-        : await post(url, headers, request.payload, options, timeoutMs);
+        : await authenticated(url, headers, request, options, timeoutMs, auth);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     const retryAfter =
       res.statusCode === 429 || res.statusCode === 503 ? res.headers["retry-after"] : undefined;
@@ -257,6 +290,41 @@ async function call(
       retry_after_ms: parseRetryAfter(retryAfter),
     };
   } catch (err) {
+    // What the token endpoint said is the attempt's response body: the reason to read.
+    if (err instanceof TokenError) return { ...failure("auth_error", started), response_body: err.message };
     return failure(errorKind(err), started);
   }
+}
+
+/**
+ * The POST, with the endpoint's client certificate and, for OAuth2, its bearer token: on a 401
+ * a new token is fetched and the request made once more. Token fetches and requests together
+ * take no longer than the attempt may (one deadline for all).
+ */
+async function authenticated(
+  url: URL,
+  headers: Record<string, string>,
+  request: AttemptRequestedV1,
+  options: DeliverOptions,
+  timeoutMs: number,
+  auth: EndpointAuth,
+): Promise<Raw> {
+  const oauth2 = auth.oauth2;
+  if (!oauth2 || !options.tokens) return post(url, headers, request.payload, options, timeoutMs, auth);
+  const tokens = options.tokens;
+  const extras = { tls: auth.tls, signal: AbortSignal.timeout(timeoutMs) };
+  const client = clientFor(options, timeoutMs);
+  const withToken = async (fresh: boolean) => {
+    const token = await tokens
+      .token(request.endpoint_id, oauth2, client, options.allowPrivate, fresh, extras.signal)
+      .catch((err: unknown) => {
+        if (err instanceof TokenError || (err as { code?: string }).code === "HERALD_BLOCKED_DESTINATION")
+          throw err;
+        throw new TokenError(`the token endpoint could not be reached (${errorKind(err)})`);
+      });
+    headers.authorization = `Bearer ${token}`;
+    return post(url, headers, request.payload, options, timeoutMs, extras);
+  };
+  const first = await withToken(false);
+  return first.statusCode === 401 ? withToken(true) : first;
 }

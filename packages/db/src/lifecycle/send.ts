@@ -13,6 +13,8 @@ export type AttemptToSend = {
   headers: Record<string, string>;
   /** Sealed (secrets.ts), like the secrets: they cross the broker as stored. */
   headers_sealed: string | null;
+  /** The endpoint's authentication (mutual TLS, OAuth2), sealed (secrets.ts); null: none. */
+  auth_sealed: string | null;
   /** Sealed (secrets.ts): they cross the broker as stored. */
   secret: string;
   previous_secret: string | null;
@@ -36,7 +38,7 @@ export const laneOf = (a: Pick<AttemptToSend, "attempt_number" | "replay_id">): 
 
 /** The columns of an `AttemptToSend`, from attempts `a`, endpoints `ep` and events `ev`. */
 export const SEND_COLUMNS = `a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number, a.replay_id,
-  ep.url, ep.headers, ep.headers_sealed, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
+  ep.url, ep.headers, ep.headers_sealed, ep.auth_sealed, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
   ev.type, ev.data::text AS data, ev.created_at, ev.trace_context`;
 
 /**

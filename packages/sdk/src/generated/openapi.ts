@@ -57,6 +57,31 @@ export type Endpoint = {
   max_in_flight: number | null;
   /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
   filter: Record<string, unknown> | null;
+  /** Mutual TLS, as saved: what the certificates are; the key is never shown. */
+  tls: {
+    client_certificate: {
+      subject: string;
+      issuer: string;
+      not_after: string;
+      fingerprint_sha256: string;
+    } | null;
+    client_key: "[redacted]" | null;
+    ca_certificate: {
+      subject: string;
+      issuer: string;
+      not_after: string;
+      fingerprint_sha256: string;
+    } | null;
+  } | null;
+  /** OAuth2 client credentials, as saved; the secret is never shown. */
+  oauth2: {
+    token_url: string;
+    client_id: string;
+    client_secret: "[redacted]";
+    scope: string | null;
+    audience: string | null;
+    client_auth: "basic" | "post";
+  } | null;
   /** How deliveries to the endpoint go now. Held deliveries are not failed and use no retry step: they wait, and go when the endpoint can take them. */
   delivery_state: {
     /** `active`: deliveries go out as they come. `throttled`: some wait for its rate limit, its in-flight limit, its order (`fifo`), or a slow-down after a 429, 502 or 504. `paused`: none go until `until` (it stopped answering, or asked to wait with Retry-After). `disabled`: nothing is sent. */
@@ -621,6 +646,28 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
+      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
+      tls?: {
+        /** The client certificate, the leaf first, then any intermediates: PEM text. */
+        client_certificate?: string | null;
+        /** Its private key, unencrypted (PKCS#8, PKCS#1 or SEC1), write-only: PEM text. */
+        client_key?: string | null;
+        /** One or more certificates to trust for the endpoint's server: PEM text. */
+        ca_certificate?: string | null;
+      } | null;
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`. */
+      oauth2?: {
+        /** An http or https URL. */
+        token_url?: string;
+        client_id?: string;
+        /** Write-only. */
+        client_secret?: string;
+        scope?: string | null;
+        /** Sent as `audience`, for token servers that ask for it (Auth0 and others). */
+        audience?: string | null;
+        /** `basic` (the default): the client id and secret in HTTP Basic; `post`: in the form body. */
+        client_auth?: "basic" | "post";
+      } | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;
     };
@@ -685,6 +732,28 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
+      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
+      tls?: {
+        /** The client certificate, the leaf first, then any intermediates: PEM text. */
+        client_certificate?: string | null;
+        /** Its private key, unencrypted (PKCS#8, PKCS#1 or SEC1), write-only: PEM text. */
+        client_key?: string | null;
+        /** One or more certificates to trust for the endpoint's server: PEM text. */
+        ca_certificate?: string | null;
+      } | null;
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`. */
+      oauth2?: {
+        /** An http or https URL. */
+        token_url?: string;
+        client_id?: string;
+        /** Write-only. */
+        client_secret?: string;
+        scope?: string | null;
+        /** Sent as `audience`, for token servers that ask for it (Auth0 and others). */
+        audience?: string | null;
+        /** `basic` (the default): the client id and secret in HTTP Basic; `post`: in the form body. */
+        client_auth?: "basic" | "post";
+      } | null;
     };
     response: Endpoint;
   };

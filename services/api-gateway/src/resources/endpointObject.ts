@@ -1,5 +1,6 @@
 import type { Schema } from "../http/route.ts";
 import { iso, timestamp } from "./common.ts";
+import { authShownSchemas, shownAuth } from "./endpointAuth.ts";
 import { shownHeaders } from "./endpointHeaders.ts";
 import { filterField } from "./endpointInput.ts";
 import type { HeldBehind } from "./endpointOrder.ts";
@@ -19,6 +20,8 @@ export type EndpointRow = {
   maxInFlight: number | null;
   ordering: string;
   filter: unknown;
+  /** What is shown of its authentication (endpointAuth.ts); null: none. */
+  auth: unknown;
   flow?: FlowRow | null;
   createdAt: Date;
   updatedAt: Date;
@@ -40,6 +43,7 @@ export const serializeEndpoint = (e: EndpointRow, held: HeldBehind | null = null
   max_in_flight: e.maxInFlight,
   ordering: e.ordering,
   filter: e.filter ?? null,
+  ...shownAuth(e.auth),
   delivery_state: deliveryState(e, new Date(), held),
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
@@ -62,6 +66,8 @@ export const endpointSchemas: Record<string, Schema> = {
       "max_in_flight",
       "ordering",
       "filter",
+      "tls",
+      "oauth2",
       "delivery_state",
       "created_at",
       "updated_at",
@@ -82,6 +88,7 @@ export const endpointSchemas: Record<string, Schema> = {
       },
       ...limitFields,
       filter: filterField,
+      ...authShownSchemas,
       delivery_state: deliveryStateSchema,
       created_at: timestamp,
       updated_at: timestamp,

@@ -14,6 +14,7 @@ import {
   resolveApp,
   withLiveApp,
 } from "./common.ts";
+import { type AuthInput, authColumns, authFields, openAuth } from "./endpointAuth.ts";
 import { checkHeadersFollow, keepRedacted, openHeaders, sealHeaders } from "./endpointHeaders.ts";
 import {
   checkEndpointRoom,
@@ -100,7 +101,7 @@ async function freshFlow(tx: Prisma.TransactionClient, endpointId: string): Prom
   return false;
 }
 
-type EndpointInput = {
+type EndpointInput = AuthInput & {
   url?: string;
   description?: string;
   event_types?: string[];
@@ -161,6 +162,7 @@ export async function createEndpoint(
         url: input.url!,
         ...input,
         ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
+        ...authColumns(deps.secrets, id, body, {}),
         secret: deps.secrets.seal(secret, endpointSecretContext(id)),
         flow: { create: {} },
       },
@@ -210,6 +212,7 @@ export const endpointRoutes: RouteSpec[] = [
       properties: {
         app: appRef,
         ...endpointFields,
+        ...authFields,
         secret: {
           type: "string",
           description: "A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes.",
@@ -267,7 +270,7 @@ export const endpointRoutes: RouteSpec[] = [
       "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`; `filter: null` removes the filter.",
     formJson: ["filter"],
     params: byId,
-    body: { type: "object", additionalProperties: false, properties: { ...endpointFields } },
+    body: { type: "object", additionalProperties: false, properties: { ...endpointFields, ...authFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
@@ -290,9 +293,10 @@ export const endpointRoutes: RouteSpec[] = [
         const headers = input.headers
           ? sealHeaders(deps.secrets, found.id, keepRedacted(input.headers, openHeaders(deps.secrets, found)))
           : {};
+        const auth = authColumns(deps.secrets, found.id, body, openAuth(deps.secrets, found)) ?? {};
         const endpoint = await tx.endpoint.update({
           where: { id: found.id },
-          data: { ...input, ...headers, updatedAt: new Date() },
+          data: { ...input, ...headers, ...auth, updatedAt: new Date() },
           include: { flow: true },
         });
         // Told to the operational endpoints in this transaction, so never lost (operational.ts).

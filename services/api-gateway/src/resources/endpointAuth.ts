@@ -1,0 +1,271 @@
+import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+import type { EndpointAuth } from "@herald/contracts";
+import { endpointAuthContext, Prisma, type SecretBox } from "@herald/db";
+import { invalid } from "../http/errors.ts";
+import type { Schema } from "../http/route.ts";
+import { checkUrl } from "./endpointInput.ts";
+
+/**
+ * How Herald authenticates to an endpoint: `tls` (a client certificate and key for mutual TLS,
+ * and a CA to trust for its server) and `oauth2` (client credentials). The key and the client
+ * secret are write-only: sealed with the rest in `auth_sealed`, opened by the senders only; the
+ * API shows `auth`: what the certificates are, and the OAuth2 settings without the secret.
+ */
+export type TlsInput = {
+  client_certificate?: string | null;
+  client_key?: string | null;
+  ca_certificate?: string | null;
+} | null;
+export type OAuth2Input = {
+  token_url?: string;
+  client_id?: string;
+  client_secret?: string;
+  scope?: string | null;
+  audience?: string | null;
+  client_auth?: "basic" | "post";
+} | null;
+export type AuthInput = { tls?: TlsInput; oauth2?: OAuth2Input };
+
+const REDACTED = "[redacted]";
+const PEM_MAX = 16_384;
+
+type CertificateShown = { subject: string; issuer: string; not_after: string; fingerprint_sha256: string };
+type AuthShown = {
+  tls: {
+    client_certificate: CertificateShown | null;
+    client_key: typeof REDACTED | null;
+    ca_certificate: CertificateShown | null;
+  } | null;
+  oauth2: {
+    token_url: string;
+    client_id: string;
+    client_secret: typeof REDACTED;
+    scope: string | null;
+    audience: string | null;
+    client_auth: "basic" | "post";
+  } | null;
+};
+
+function certificate(pem: string, param: string): X509Certificate {
+  if (!pem.includes("-----BEGIN CERTIFICATE-----"))
+    throw invalid(param, "Expected a PEM certificate (-----BEGIN CERTIFICATE-----).");
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    throw invalid(param, "Not a readable PEM certificate.");
+  }
+}
+
+function privateKey(pem: string, param: string): KeyObject {
+  if (/ENCRYPTED/.test(pem)) throw invalid(param, "The key is encrypted: give it without a passphrase.");
+  try {
+    return createPrivateKey(pem);
+  } catch {
+    throw invalid(param, "Not a readable PEM private key (PKCS#8, PKCS#1 or SEC1).");
+  }
+}
+
+const shown = (c: X509Certificate): CertificateShown => ({
+  subject: c.subject.replaceAll("\n", ", "),
+  issuer: c.issuer.replaceAll("\n", ", "),
+  not_after: new Date(c.validTo).toISOString(),
+  fingerprint_sha256: c.fingerprint256,
+});
+
+/** The saved document, opened; empty when the endpoint has none. */
+export function openAuth(secrets: SecretBox, e: { id: string; authSealed: string | null }): EndpointAuth {
+  return e.authSealed ? JSON.parse(secrets.open(e.authSealed, endpointAuthContext(e.id))) : {};
+}
+
+/**
+ * `tls` merged into what is saved: a field left out keeps its value, `null` removes it, and
+ * `tls: null` removes all. A client certificate and its key go together, and must match.
+ */
+function mergeTls(sent: TlsInput, saved: EndpointAuth["tls"]): EndpointAuth["tls"] {
+  if (sent === null) return undefined;
+  const pick = (value: string | null | undefined, kept: string | undefined) =>
+    value === undefined || value === REDACTED ? kept : (value ?? undefined);
+  const next = {
+    certificate: pick(sent.client_certificate, saved?.certificate),
+    key: pick(sent.client_key, saved?.key),
+    ca: pick(sent.ca_certificate, saved?.ca),
+  };
+  for (const [field, value] of [
+    ["client_certificate", next.certificate],
+    ["client_key", next.key],
+    ["ca_certificate", next.ca],
+  ] as const)
+    if (value !== undefined && value.length > PEM_MAX)
+      throw invalid(`tls.${field}`, `At most ${PEM_MAX} characters of PEM.`);
+  if (next.certificate !== undefined && next.key === undefined)
+    throw invalid("tls.client_key", "A client certificate needs its private key.");
+  if (next.key !== undefined && next.certificate === undefined)
+    throw invalid("tls.client_certificate", "A private key needs its client certificate.");
+  if (next.certificate !== undefined && next.key !== undefined) {
+    const cert = certificate(next.certificate, "tls.client_certificate");
+    const key = privateKey(next.key, "tls.client_key");
+    if (key.type !== "private" || !cert.checkPrivateKey(key))
+      throw invalid("tls.client_key", "This key is not the client certificate's.");
+    if (new Date(cert.validTo) < new Date())
+      throw invalid(
+        "tls.client_certificate",
+        `The client certificate expired at ${new Date(cert.validTo).toISOString()}.`,
+      );
+  }
+  if (next.ca !== undefined) certificate(next.ca, "tls.ca_certificate");
+  return next.certificate || next.ca ? next : undefined;
+}
+
+/** `oauth2` merged into what is saved, as `tls` is; its token URL checked as endpoint URLs are. */
+function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): EndpointAuth["oauth2"] {
+  if (sent === null) return undefined;
+  const secret =
+    sent.client_secret === undefined || sent.client_secret === REDACTED
+      ? saved?.client_secret
+      : sent.client_secret;
+  const next = {
+    token_url: sent.token_url ?? saved?.token_url,
+    client_id: sent.client_id ?? saved?.client_id,
+    client_secret: secret,
+    scope: sent.scope === undefined ? saved?.scope : (sent.scope ?? undefined),
+    audience: sent.audience === undefined ? saved?.audience : (sent.audience ?? undefined),
+    client_auth: sent.client_auth ?? saved?.client_auth ?? "basic",
+  };
+  for (const field of ["token_url", "client_id", "client_secret"] as const)
+    if (!next[field]) throw invalid(`oauth2.${field}`, `oauth2 needs ${field}.`);
+  return { ...next, token_url: checkUrl(next.token_url!, "oauth2.token_url") } as EndpointAuth["oauth2"];
+}
+
+/** What the API shows of a saved document. */
+function show(auth: EndpointAuth): AuthShown {
+  const t = auth.tls;
+  const o = auth.oauth2;
+  return {
+    tls: t
+      ? {
+          client_certificate: t.certificate ? shown(new X509Certificate(t.certificate)) : null,
+          client_key: t.key ? REDACTED : null,
+          ca_certificate: t.ca ? shown(new X509Certificate(t.ca)) : null,
+        }
+      : null,
+    oauth2: o
+      ? {
+          token_url: o.token_url,
+          client_id: o.client_id,
+          client_secret: REDACTED,
+          scope: o.scope ?? null,
+          audience: o.audience ?? null,
+          client_auth: o.client_auth ?? "basic",
+        }
+      : null,
+  };
+}
+
+/**
+ * The columns for `body`'s `tls` and `oauth2` over what `saved` holds (nothing when it sends
+ * neither): the sealed document, and what is shown of it.
+ */
+export function authColumns(
+  secrets: SecretBox,
+  endpointId: string,
+  body: AuthInput,
+  saved: EndpointAuth,
+): { auth: Prisma.InputJsonValue | typeof Prisma.DbNull; authSealed: string | null } | null {
+  if (body.tls === undefined && body.oauth2 === undefined) return null;
+  const next: EndpointAuth = {
+    tls: body.tls === undefined ? saved.tls : mergeTls(body.tls, saved.tls),
+    oauth2: body.oauth2 === undefined ? saved.oauth2 : mergeOAuth2(body.oauth2, saved.oauth2),
+  };
+  if (!next.tls) delete next.tls;
+  if (!next.oauth2) delete next.oauth2;
+  if (!next.tls && !next.oauth2) return { auth: Prisma.DbNull, authSealed: null };
+  return {
+    auth: show(next) as Prisma.InputJsonValue,
+    authSealed: secrets.seal(JSON.stringify(next), endpointAuthContext(endpointId)),
+  };
+}
+
+/** The endpoint object's `tls` and `oauth2`. */
+export const shownAuth = (auth: unknown) => {
+  const a = (auth ?? {}) as Partial<AuthShown>;
+  return { tls: a.tls ?? null, oauth2: a.oauth2 ?? null };
+};
+
+const pem = (what: string): Schema => ({
+  type: ["string", "null"],
+  maxLength: PEM_MAX,
+  description: `${what} PEM text.`,
+});
+
+export const authFields: Record<string, Schema> = {
+  tls: {
+    type: ["object", "null"],
+    additionalProperties: false,
+    description:
+      "Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all.",
+    properties: {
+      client_certificate: pem("The client certificate, the leaf first, then any intermediates:"),
+      client_key: pem("Its private key, unencrypted (PKCS#8, PKCS#1 or SEC1), write-only:"),
+      ca_certificate: pem("One or more certificates to trust for the endpoint's server:"),
+    },
+  },
+  oauth2: {
+    type: ["object", "null"],
+    additionalProperties: false,
+    description:
+      "OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`.",
+    properties: {
+      token_url: { type: "string", minLength: 1, maxLength: 2048, description: "An http or https URL." },
+      client_id: { type: "string", minLength: 1, maxLength: 512 },
+      client_secret: { type: "string", minLength: 1, maxLength: 4096, description: "Write-only." },
+      scope: { type: ["string", "null"], maxLength: 1024 },
+      audience: {
+        type: ["string", "null"],
+        maxLength: 1024,
+        description: "Sent as `audience`, for token servers that ask for it (Auth0 and others).",
+      },
+      client_auth: {
+        enum: ["basic", "post"],
+        description:
+          "`basic` (the default): the client id and secret in HTTP Basic; `post`: in the form body.",
+      },
+    },
+  },
+};
+
+const certificateShownSchema: Schema = {
+  type: ["object", "null"],
+  required: ["subject", "issuer", "not_after", "fingerprint_sha256"],
+  properties: {
+    subject: { type: "string" },
+    issuer: { type: "string" },
+    not_after: { type: "string", format: "date-time" },
+    fingerprint_sha256: { type: "string" },
+  },
+};
+
+export const authShownSchemas: Record<string, Schema> = {
+  tls: {
+    type: ["object", "null"],
+    required: ["client_certificate", "client_key", "ca_certificate"],
+    description: "Mutual TLS, as saved: what the certificates are; the key is never shown.",
+    properties: {
+      client_certificate: certificateShownSchema,
+      client_key: { type: ["string", "null"], enum: [REDACTED, null] },
+      ca_certificate: certificateShownSchema,
+    },
+  },
+  oauth2: {
+    type: ["object", "null"],
+    required: ["token_url", "client_id", "client_secret", "scope", "audience", "client_auth"],
+    description: "OAuth2 client credentials, as saved; the secret is never shown.",
+    properties: {
+      token_url: { type: "string" },
+      client_id: { type: "string" },
+      client_secret: { const: REDACTED },
+      scope: { type: ["string", "null"] },
+      audience: { type: ["string", "null"] },
+      client_auth: { enum: ["basic", "post"] },
+    },
+  },
+};
