@@ -34,6 +34,21 @@ export type Endpoint = {
   max_in_flight: number | null;
   /** fifo: one delivery at a time, in the order events were accepted. */
   ordering: "none" | "fifo";
+  /** Mutual TLS, as saved: what the certificates are (the key is never shown). */
+  tls: {
+    client_certificate: CertificateShown | null;
+    client_key: "[redacted]" | null;
+    ca_certificate: CertificateShown | null;
+  } | null;
+  /** OAuth2 client credentials, as saved; the secret is never shown. */
+  oauth2: {
+    token_url: string;
+    client_id: string;
+    client_secret: "[redacted]";
+    scope: string | null;
+    audience: string | null;
+    client_auth: "basic" | "post";
+  } | null;
   delivery_state: DeliveryState;
   created_at: string;
   updated_at: string;
@@ -58,6 +73,13 @@ export type DeliveryState = {
   description: string;
   /** A fifo endpoint held by its order: the delivery the others wait behind (on the endpoint's own page). */
   held_behind: HeldBehind | null;
+};
+
+export type CertificateShown = {
+  subject: string;
+  issuer: string;
+  not_after: string;
+  fingerprint_sha256: string;
 };
 
 export type HeldBehind = {

@@ -114,6 +114,37 @@ export function EndpointDetail({ id }: { id: string }) {
               <span className="muted">Any order</span>
             )}
           </dd>
+          <dt>Authentication</dt>
+          <dd>
+            {e.tls || e.oauth2 ? (
+              <ul className="plain-list">
+                {e.tls?.client_certificate ? (
+                  <li>
+                    Client certificate <span className="mono">{e.tls.client_certificate.subject}</span>, until{" "}
+                    <Time value={e.tls.client_certificate.not_after} />
+                  </li>
+                ) : null}
+                {e.tls?.ca_certificate ? (
+                  <li>
+                    Trusts the CA <span className="mono">{e.tls.ca_certificate.subject}</span>
+                  </li>
+                ) : null}
+                {e.oauth2 ? (
+                  <li>
+                    OAuth2 client <span className="mono">{e.oauth2.client_id}</span> at{" "}
+                    <span className="mono">{e.oauth2.token_url}</span>
+                    {e.oauth2.scope ? (
+                      <>
+                        , scope <span className="mono">{e.oauth2.scope}</span>
+                      </>
+                    ) : null}
+                  </li>
+                ) : null}
+              </ul>
+            ) : (
+              <span className="muted">The signature only</span>
+            )}
+          </dd>
           <dt>Custom headers</dt>
           <dd>
             {Object.keys(e.headers).length ? (

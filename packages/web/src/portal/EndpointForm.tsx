@@ -7,6 +7,7 @@ import { Field } from "../ui/Field.tsx";
 import { useAction, useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";
+import { AUTH_PARAMS, AuthFields, type AuthValues, authBody, authValues } from "./AuthFields.tsx";
 import { paths } from "./data.ts";
 import { EventTypePicker } from "./EventTypePicker.tsx";
 import {
@@ -43,7 +44,8 @@ type Values = {
   /** The filter as JSON text; empty for none. */
   filter: string;
   headers: HeaderRow[];
-} & LimitValues;
+} & LimitValues &
+  AuthValues;
 
 /** Create an endpoint (no `id`) or edit one. */
 export function EndpointForm({ id }: { id?: string }) {
@@ -67,6 +69,7 @@ export function EndpointForm({ id }: { id?: string }) {
     <EndpointFormFields
       id={id}
       title={title}
+      saved={e}
       initial={{
         url: e?.url ?? "",
         description: e?.description ?? "",
@@ -74,12 +77,23 @@ export function EndpointForm({ id }: { id?: string }) {
         filter: filterText(e?.filter),
         headers: rowsFromHeaders(e?.headers ?? {}),
         ...limitValues(e),
+        ...authValues(e),
       }}
     />
   );
 }
 
-function EndpointFormFields({ id, title, initial }: { id?: string; title: string; initial: Values }) {
+function EndpointFormFields({
+  id,
+  title,
+  initial,
+  saved,
+}: {
+  id?: string;
+  title: string;
+  initial: Values;
+  saved: Endpoint | null;
+}) {
   const { appId, base } = useAppScope();
   const [values, setValues] = useState<Values>(initial);
   const set = (change: Partial<Values>) => setValues((v) => ({ ...v, ...change }));
@@ -109,6 +123,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
       filter: filterBody(parsedFilter),
       headers: headersFromRows(values.headers),
       ...limitBody(values),
+      ...authBody(values, saved),
     };
     return id
       ? api.post<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`, body)
@@ -121,7 +136,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
   const headerError = (name: string) => (name && param === `headers[${name}]` ? save.error!.message : null);
   const rowNamed = values.headers.some((r) => r.name.trim() && param === `headers[${r.name.trim()}]`);
   const placed =
-    ["url", "description", "event_types", "headers", "ordering", ...LIMIT_PARAMS].some((n) =>
+    ["url", "description", "event_types", "headers", "ordering", ...LIMIT_PARAMS, ...AUTH_PARAMS].some((n) =>
       apiErrorAt(n),
     ) || isFilterParam(param);
   const filterError: FilterProblem | null =
@@ -230,6 +245,7 @@ function EndpointFormFields({ id, title, initial }: { id?: string; title: string
           errorFor={headerError}
         />
         <LimitFields values={values} onChange={set} errorAt={errorAt} refs={limitRefs} />
+        <AuthFields values={values} saved={saved} onChange={set} errorAt={apiErrorAt} />
         <div className="actions">
           <button type="submit" disabled={save.busy}>
             {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}
