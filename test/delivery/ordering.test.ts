@@ -106,7 +106,7 @@ describe("ordering: fifo", () => {
     await expect.poll(() => sequence("/fifo").length, POLL).toBe(8);
     expect(sequence("/fifo")).toEqual([1, 2, 2, 2, 3, 4, 5, 6]);
     oneAtATime("/fifo");
-    for (const id of events) expect(await f.status(id, fifo)).toBe("succeeded");
+    for (const id of events) await expect.poll(() => f.status(id, fifo), POLL).toBe("succeeded");
     await expect.poll(async () => (await endpointState(fifo)).state, POLL).toBe("active");
 
     // Without ordering, event 3 did not wait for event 2's retries.

@@ -6,6 +6,9 @@ ALTER TABLE "endpoints" ADD CONSTRAINT "endpoints_ordering_check" CHECK ("orderi
 -- A fifo endpoint's last released event: the gate waits for the fan-out of events accepted
 -- between it and the next (they go first), and looks no further back.
 ALTER TABLE "endpoint_flows" ADD COLUMN "fifo_after" TEXT;
+-- A fifo endpoint's attempt released last: while it is pending and sent, no other goes, even
+-- when an earlier event's attempt (a replay, a late fan-out) has become the head meanwhile.
+ALTER TABLE "endpoint_flows" ADD COLUMN "fifo_sent" TEXT;
 
 -- Each endpoint's open attempts in the order their events were accepted: the head of a fifo
 -- endpoint's queue, and of what a fifo endpoint has in flight, in one index step.

@@ -10,6 +10,7 @@ const head = (over: Partial<FifoHead> = {}): FifoHead => ({
   head_event_id: "evt_1",
   head_sent_at: null,
   head_due_at: now,
+  other_in_flight: false,
   head_behind_fan_out: false,
   fifo_queued: 2,
   ...over,
@@ -31,6 +32,14 @@ describe("orderingHold", () => {
     expect(orderingHold(head({ head_sent_at: now }), 0, free, now).heldBy).toBe("ordering");
     // Alone in flight: nothing waits.
     expect(orderingHold(head({ head_sent_at: now, fifo_queued: 1 }), 0, free, now).heldBy).toBeNull();
+  });
+
+  it("holds the head while the attempt released before it is still in flight", () => {
+    // A replay made an earlier event the head while a later one's attempt was out.
+    expect(orderingHold(head({ other_in_flight: true, fifo_queued: 1 }), 0, free, now)).toEqual({
+      heldBy: "ordering",
+      retryAt: later(1000),
+    });
   });
 
   it("holds those behind a head waiting for its retry until the retry is due", () => {

@@ -13,6 +13,8 @@ export type FifoHead = {
   head_event_id: string | null;
   head_sent_at: Date | null;
   head_due_at: Date | null;
+  /** The attempt released last, not the head, is still in flight. */
+  other_in_flight: boolean | null;
   /** An earlier event's fan-out is awaited. */
   head_behind_fan_out: boolean | null;
   /** Open attempts of the endpoint, the head among them, counted up to 2. */
@@ -44,6 +46,7 @@ export function orderingHold(
   if (!h.head_id) return none;
   const behind = (h.fifo_queued ?? 0) > 1;
   const ordering = (retryAt: Date) => ({ heldBy: "ordering" as const, retryAt });
+  if (h.other_in_flight) return ordering(plus(now, IN_FLIGHT_RECHECK_MS));
   if (taken || h.head_sent_at) return behind ? ordering(plus(now, IN_FLIGHT_RECHECK_MS)) : none;
   if (h.head_behind_fan_out) return { heldBy: "fan_out", retryAt: plus(now, FAN_OUT_RECHECK_MS) };
   if (h.head_due_at && h.head_due_at > now) return behind ? ordering(h.head_due_at) : none;

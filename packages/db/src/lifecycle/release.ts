@@ -43,6 +43,7 @@ type LockedFlow = Flow &
     disabled: boolean;
     fifo: boolean;
     fifo_after: string | null;
+    fifo_sent: string | null;
     /** The head of its queue (of a fifo endpoint: the one attempt that may go), and the time the lock was had. */
     ready: string[];
     now: Date;
@@ -52,17 +53,21 @@ type LockedFlow = Flow &
 const STALE_BATCH = 500;
 
 const FLOW_COLUMNS = `f.endpoint_id, f.in_flight, f.tokens, f.tokens_at, f.limit_now, f.slow_until, f.paused_until,
-  f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at, f.fifo_after,
+  f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at, f.fifo_after, f.fifo_sent,
   ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled,
   ep.ordering = 'fifo' AND ep.deleted_at IS NULL AND NOT ep.disabled AS fifo, ep.account_id, ep.app_id`;
 
 /**
- * A fifo endpoint `f`'s head: its open attempt of the earliest event, and whether an event of
- * its app accepted before that one, after `fifo_after` and since $4, still awaits its fan-out
- * (it has no delivery, and fan-out did not mark it as having none).
+ * A fifo endpoint `f`'s head: its open attempt of the earliest event; whether the attempt it
+ * released last, another, is still in flight (the head changed under it: a replay, a late
+ * fan-out); and, for a head due to go, whether an event of its app accepted before it, after
+ * `fifo_after` and since $4, still awaits its fan-out (it has no delivery, and fan-out did not
+ * mark it as having none).
  */
 const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_at AS head_sent_at, a.scheduled_at AS head_due_at,
-    CASE WHEN a.sent_at IS NULL THEN EXISTS (
+    EXISTS (SELECT 1 FROM attempts s WHERE s.id = f.fifo_sent AND s.id <> a.id AND s.status = 'pending'
+            AND s.sent_at IS NOT NULL) AS other_in_flight,
+    CASE WHEN a.sent_at IS NULL AND a.scheduled_at <= ready_by.at THEN EXISTS (
       SELECT 1 FROM events e
       WHERE e.account_id = f.account_id AND e.app_id = f.app_id AND e.id < a.event_id
         AND e.id >= $4::text AND e.id > COALESCE(f.fifo_after, '')
@@ -88,6 +93,7 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
      SELECT f.*, h.*, clock_timestamp() AS now,
        CASE WHEN f.fifo THEN
          CASE WHEN h.head_sent_at IS NULL AND h.head_due_at <= ready_by.at AND NOT h.head_behind_fan_out
+                   AND NOT h.other_in_flight
               THEN ARRAY[h.head_id] ELSE '{}'::text[] END
        ELSE ARRAY(
          SELECT a.id FROM attempts a
@@ -188,7 +194,10 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
       chosen.push(taken);
       if (a.probe) flow.probe_attempt_id = taken[0]!;
       const hold = flow.fifo ? orderingHold(flow, taken.length, a, now) : a;
-      if (flow.fifo && taken.length) flow.fifo_after = laterEvent(flow.fifo_after, flow.head_event_id);
+      if (flow.fifo && taken.length) {
+        flow.fifo_after = laterEvent(flow.fifo_after, flow.head_event_id);
+        flow.fifo_sent = taken[0]!;
+      }
       flow.held_by = hold.heldBy;
       flow.next_release_at = hold.retryAt;
       if (hold.heldBy) held.push({ endpointId: flow.endpoint_id, heldBy: hold.heldBy });
@@ -208,10 +217,10 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
                 -- A probe chosen but not taken (another release had it) is no probe.
                 probe_attempt_id = CASE WHEN u.probe_attempt_id = ANY($1) AND u.probe_attempt_id NOT IN (SELECT id FROM s)
                                         THEN NULL ELSE u.probe_attempt_id END, held_by = u.held_by, next_release_at = u.next_release_at,
-                fifo_after = u.fifo_after
+                fifo_after = u.fifo_after, fifo_sent = u.fifo_sent
          FROM unnest($2::text[], $3::float8[], $4::timestamptz[], $5::int[], $6::timestamptz[], $7::timestamptz[],
-                     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[])
-           AS u(endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, probe_attempt_id, held_by, next_release_at, fifo_after)
+                     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[], $13::text[])
+           AS u(endpoint_id, tokens, tokens_at, limit_now, slow_until, paused_until, pause_reason, probe_attempt_id, held_by, next_release_at, fifo_after, fifo_sent)
          WHERE f.endpoint_id = u.endpoint_id)
        SELECT ${SEND_COLUMNS} FROM s a JOIN endpoints ep ON ep.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id`,
       [
@@ -227,6 +236,7 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
         flows.map((f) => f.held_by),
         flows.map((f) => f.next_release_at),
         flows.map((f) => f.fifo_after),
+        flows.map((f) => f.fifo_sent),
       ],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));

@@ -80,7 +80,7 @@ export async function claimStranded(
                ORDER BY a.endpoint_id LIMIT 1)
        FROM e WHERE e.endpoint_id IS NOT NULL),
      f AS (
-       SELECT e.endpoint_id, COALESCE(fl.in_flight, 0) AS in_flight
+       SELECT e.endpoint_id, COALESCE(fl.in_flight, 0) AS in_flight, fl.fifo_sent
        FROM e LEFT JOIN endpoint_flows fl ON fl.endpoint_id = e.endpoint_id WHERE e.endpoint_id IS NOT NULL)
      UPDATE attempts SET sent_at = now() WHERE id IN (
        SELECT a.id FROM attempts a
@@ -96,12 +96,13 @@ export async function claimStranded(
 /**
  * The head of endpoint `f`'s open attempts, in the order due: as many as it has in flight,
  * twice over and ten more, for attempts released out of order (a due retry, a replay); and
- * its open attempt of the earliest event, a fifo endpoint's head, which may be due after
- * thousands behind it.
+ * of a fifo endpoint, its open attempt of the earliest event (its head, which may be due after
+ * thousands behind it) and the attempt it released last, which may no longer be the head.
  */
 export const HEAD_OF_OPEN = `(SELECT a.id, a.sent_at FROM attempts a
   WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
   ORDER BY a.scheduled_at, a.id LIMIT f.in_flight * 2 + 10)
   UNION (SELECT a.id, a.sent_at FROM attempts a
   WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
-  ORDER BY a.event_id, a.attempt_number LIMIT 1)`;
+  ORDER BY a.event_id, a.attempt_number LIMIT 1)
+  UNION (SELECT a.id, a.sent_at FROM attempts a WHERE a.id = f.fifo_sent AND a.status = 'pending')`;
