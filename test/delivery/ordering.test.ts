@@ -1,4 +1,6 @@
-import { newId } from "@herald/db";
+import type { AddressInfo } from "node:net";
+import { idFloor, newId } from "@herald/db";
+import { idTime } from "@herald/db/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { expectMatches } from "../support/openapi.ts";
@@ -25,6 +27,8 @@ beforeAll(async () => {
     // An event whose publish failed is published by the relay this long after.
     OUTBOX_RELAY_AFTER: "2s",
     OUTBOX_RELAY_INTERVAL: "300ms",
+    // Longer than any poll here: a head that waits on a fan-out waits for that fan-out, not the clock.
+    FIFO_FAN_OUT_WAIT: "10m",
   });
   receiver = await startReceiver();
   await setupApp(sys, ["ledger.entry"]);
@@ -52,6 +56,47 @@ async function sendNumbered(from: number, to: number): Promise<string[]> {
   const ids: string[] = [];
   for (let n = from; n <= to; n++) ids.push(await f.send("ledger.entry", { n }));
   return ids;
+}
+
+const theApp = () =>
+  sys.gateway.deps.prisma.app.findFirstOrThrow({ where: { uid: "acme", deletedAt: null } });
+
+/**
+ * Event `id` accepted, with its outbox message, but not published: as when the inline publish
+ * failed. The relay publishes it OUTBOX_RELAY_AFTER later.
+ */
+async function writeUnpublished(id: string, n: number): Promise<void> {
+  const { outbox, events } = sys.gateway.deps;
+  const app = await theApp();
+  const at = new Date(idTime(id));
+  const message = outbox.message("event.created.v1", {
+    event_id: id,
+    account_id: app.accountId,
+    app_id: app.id,
+    type: "ledger.entry",
+    created_at: at.toISOString(),
+  });
+  await events.write({
+    id,
+    accountId: app.accountId,
+    appId: app.id,
+    type: "ledger.entry",
+    data: JSON.stringify({ n }),
+    traceContext: null,
+    createdAt: at,
+    message: {
+      name: message.name,
+      messageId: message.messageId,
+      payload: JSON.stringify(message.payload),
+      headers: "{}",
+    },
+  });
+}
+
+async function dispatcherMetric(name: string): Promise<number> {
+  const port = (sys.dispatchers[0]!.healthServer()!.address() as AddressInfo).port;
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return Number(text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m"))?.[1] ?? 0);
 }
 
 async function endpointState(id: string) {
@@ -94,12 +139,13 @@ describe("ordering: fifo", () => {
     await expect
       .poll(async () => {
         const s = await endpointState(fifo);
-        return s.reason === "ordering" ? [s.held_behind?.event, s.held_behind?.waiting] : null;
+        return s.reason === "ordering" && s.held_behind.attempts >= 1
+          ? [s.held_behind.event, s.held_behind.waiting]
+          : null;
       }, POLL)
       .toEqual([events[1], 4]);
     const held = await endpointState(fifo);
     expect(held.state).toBe("throttled");
-    expect(held.held_behind.attempts).toBeGreaterThanOrEqual(1);
     expect(held.held_behind.last_response_status).toBe(500);
     expect(held.description).toContain(events[1]);
 
@@ -150,33 +196,8 @@ describe("ordering: fifo", () => {
   it("holds a later event until an earlier one's late fan-out, then sends the earlier first", async () => {
     receiver.on("/late", { status: 200, delayMs: ANSWER_MS });
     const ep = await f.endpoint("/late", { ordering: "fifo" });
-    const deps = sys.gateway.deps;
-    const app = await deps.prisma.app.findFirstOrThrow({ where: { uid: "acme", deletedAt: null } });
-    // Accepted, with its outbox message, but not published: as when the inline publish failed.
-    // The relay publishes it OUTBOX_RELAY_AFTER later.
     const earlier = newId("event");
-    const message = deps.outbox.message("event.created.v1", {
-      event_id: earlier,
-      account_id: app.accountId,
-      app_id: app.id,
-      type: "ledger.entry",
-      created_at: new Date().toISOString(),
-    });
-    await deps.events.write({
-      id: earlier,
-      accountId: app.accountId,
-      appId: app.id,
-      type: "ledger.entry",
-      data: JSON.stringify({ n: 1 }),
-      traceContext: null,
-      createdAt: new Date(),
-      message: {
-        name: message.name,
-        messageId: message.messageId,
-        payload: JSON.stringify(message.payload),
-        headers: "{}",
-      },
-    });
+    await writeUnpublished(earlier, 1);
     const [later] = await sendNumbered(2, 2);
 
     // The later one is fanned out at once, and held: the earlier one's fan-out is awaited.
@@ -191,5 +212,58 @@ describe("ordering: fifo", () => {
     expect(sequence("/late")).toEqual([1, 2]);
     expect(await f.status(earlier, ep)).toBe("succeeded");
     await expect.poll(() => f.status(later!, ep), POLL).toBe("succeeded");
+  });
+
+  it("waits only on the fan-out of an event of a type the endpoint takes", async () => {
+    receiver.on("/typed", { status: 200 });
+    receiver.on("/every-type", { status: 200 });
+    const typed = await f.endpoint("/typed", { ordering: "fifo", event_types: ["ledger.entry"] });
+    const everyType = await f.endpoint("/every-type", { ordering: "fifo" });
+    const { pool } = sys.gateway.deps;
+    const app = await theApp();
+    // Accepted earlier, of another type, and its fan-out not yet come (no outbox message: it never will).
+    const other = newId("event");
+    await pool.query(
+      "INSERT INTO events (id, account_id, app_id, type, data) VALUES ($1, $2, $3, 'ledger.closed', '{}')",
+      [other, app.accountId, app.id],
+    );
+    const [later] = await sendNumbered(7, 7);
+
+    // The endpoint of ledger.entry alone receives it; the one of every type waits for that fan-out.
+    await expect.poll(() => f.status(later!, typed), POLL).toBe("succeeded");
+    await expect
+      .poll(async () => (await endpointState(everyType)).held_behind?.awaiting_fan_out, POLL)
+      .toBe(true);
+    expect(sequence("/every-type")).toEqual([]);
+    // Fanned out, to no endpoint (as fan-out marks an event no endpoint takes): the wait ends.
+    await pool.query("UPDATE events SET fanned_out_at = now() WHERE id = $1", [other]);
+    await expect.poll(() => f.status(later!, everyType), POLL).toBe("succeeded");
+    expect(sequence("/every-type")).toEqual([7]);
+  });
+
+  it("delivers an event whose fan-out came after the wait behind newer ones, and counts it", async () => {
+    receiver.on("/overdue", { status: 200 });
+    const ep = await f.endpoint("/overdue", { ordering: "fifo" });
+    const [later] = await sendNumbered(8, 8);
+    await expect.poll(() => f.status(later!, ep), POLL).toBe("succeeded");
+    // Accepted 11 minutes ago, past FIFO_FAN_OUT_WAIT, and fanned out only now (by the relay).
+    const overdue = idFloor("event", Date.now() - 11 * 60_000);
+    const app = await theApp();
+    // Every fifo endpoint of the app already sent a later event gets it out of order.
+    const { rows } = await sys.gateway.deps.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM endpoint_flows fl JOIN endpoints ep ON ep.id = fl.endpoint_id
+       WHERE ep.app_id = $1 AND ep.ordering = 'fifo' AND ep.deleted_at IS NULL AND NOT ep.disabled
+         AND fl.fifo_after > $2`,
+      [app.id, overdue],
+    );
+    expect(rows[0]!.n).toBeGreaterThanOrEqual(1);
+    const before = await dispatcherMetric("herald_fifo_out_of_order_total");
+    await writeUnpublished(overdue, 0);
+
+    await expect.poll(() => f.status(overdue, ep), POLL).toBe("succeeded");
+    expect(sequence("/overdue")).toEqual([8, 0]);
+    await expect
+      .poll(() => dispatcherMetric("herald_fifo_out_of_order_total"), POLL)
+      .toBe(before + rows[0]!.n);
   });
 });

@@ -51,8 +51,17 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
   const untargeted = events.filter((e) => !counts.has(e.id)).map((e) => e.id);
   if (untargeted.length) await markFannedOut(deps.db, untargeted);
   if (!targets.length) return;
-  const created = await createDeliveries(deps.db, targets);
+  const { created, outOfOrder } = await createDeliveries(deps.db, targets);
   if (created) deps.metrics.deliveries.inc({ status: "pending" }, created);
+  for (const late of outOfOrder) {
+    deps.metrics.fifoOutOfOrder.inc();
+    context.with(contexts.get(late.event_id)!, () =>
+      deps.logger.warn(
+        { event: late.event_id, endpoint: late.endpoint_id, sent_after: late.sent_after },
+        "event fanned out after FIFO_FAN_OUT_WAIT: its fifo endpoint was already sent a later event, so it goes out of order",
+      ),
+    );
+  }
   for (const event of events) {
     const count = counts.get(event.id);
     if (count)

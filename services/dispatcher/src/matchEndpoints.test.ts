@@ -14,6 +14,7 @@ const endpoint = (id: string, app_id: string, event_types: string[], filter: unk
   url: "u",
   event_types,
   filter,
+  fifo: false,
 });
 
 describe("matching endpoints to events", () => {

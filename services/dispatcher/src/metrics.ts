@@ -64,6 +64,11 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
       labelNames: ["reason"],
       registers: [registry],
     }),
+    fifoOutOfOrder: new Counter({
+      name: "herald_fifo_out_of_order_total",
+      help: "Deliveries to fifo endpoints made after a later event was sent to the endpoint: their event's fan-out took longer than FIFO_FAN_OUT_WAIT",
+      registers: [registry],
+    }),
     flowChanges: new Counter({
       name: "herald_endpoint_flow_changes_total",
       help: "Endpoints paused (not_responding, retry_after), resumed, or slowed down (slow_down)",

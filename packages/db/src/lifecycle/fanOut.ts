@@ -10,6 +10,8 @@ export type FanOutEndpoint = {
   event_types: string[];
   /** A MongoDB-style query (@herald/contracts/filter), or null. */
   filter: unknown;
+  /** `ordering` is fifo. */
+  fifo: boolean;
 };
 
 const EVENTS = prepared(
@@ -20,7 +22,7 @@ const EVENTS = prepared(
 const ENDPOINTS = prepared(
   "fan-out-endpoints",
   // Prisma keeps an empty list as NULL.
-  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types, filter FROM endpoints
+  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types, filter, ordering = 'fifo' AS fifo FROM endpoints
    WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled`,
 );
 const PAYLOADS = prepared("fan-out-payloads", "SELECT id, data FROM events WHERE id = ANY($1)");
@@ -87,12 +89,20 @@ const CREATE_DELIVERIES = prepared(
        SELECT x.attempt_id, x.account_id, x.app_id, known.id, x.event_id, x.endpoint_id, 1, 'pending', x.url, now(), now()
        FROM x JOIN known ON known.event_id = x.event_id AND known.endpoint_id = x.endpoint_id
        ON CONFLICT (delivery_id, attempt_number, event_id) DO NOTHING)
-     SELECT count(*)::int AS created FROM d`,
+     SELECT (SELECT count(*)::int FROM d) AS created,
+       (SELECT COALESCE(json_agg(json_build_object('event_id', d.event_id, 'endpoint_id', d.endpoint_id,
+                                                   'sent_after', fl.fifo_after)), '[]')
+        FROM d JOIN endpoint_flows fl ON fl.endpoint_id = d.endpoint_id AND fl.fifo_after > d.event_id
+        WHERE d.endpoint_id = ANY($8::text[])) AS out_of_order`,
 );
+
+/** A new delivery to a fifo endpoint that was already sent a later event (`sent_after`). */
+export type OutOfOrder = { event_id: string; endpoint_id: string; sent_after: string };
 
 /**
  * One `pending` delivery per (event, endpoint), each with a pending first attempt; returns
- * how many deliveries are new. One statement, atomic, for the whole batch: new deliveries come
+ * how many deliveries are new, and those of them to a fifo endpoint that come too late to keep
+ * its order: their event's fan-out took longer than the gate waits for it (ordering.ts). One statement, atomic, for the whole batch: new deliveries come
  * from the CTE, those a redelivered message finds already there from the table (a CTE's
  * inserts are not visible to its own statement).
  *
@@ -102,12 +112,12 @@ const CREATE_DELIVERIES = prepared(
 export async function createDeliveries(
   db: Queryable,
   targets: { event: FanOutEvent; endpoint: FanOutEndpoint }[],
-): Promise<number> {
+): Promise<{ created: number; outOfOrder: OutOfOrder[] }> {
   // One lock order for every writer: concurrent batches cannot deadlock on the unique index.
   const sorted = [...targets].sort((a, b) =>
     a.event.id + a.endpoint.id < b.event.id + b.endpoint.id ? -1 : 1,
   );
-  const { rows } = await db.query<{ created: number }>(
+  const { rows } = await db.query<{ created: number; out_of_order: OutOfOrder[] }>(
     CREATE_DELIVERIES([
       sorted.map(() => newId("delivery")),
       sorted.map(() => newId("attempt")),
@@ -116,7 +126,8 @@ export async function createDeliveries(
       sorted.map((t) => t.event.id),
       sorted.map((t) => t.endpoint.id),
       sorted.map((t) => t.endpoint.url),
+      [...new Set(sorted.filter((t) => t.endpoint.fifo).map((t) => t.endpoint.id))],
     ]),
   );
-  return rows[0]?.created ?? 0;
+  return { created: rows[0]?.created ?? 0, outOfOrder: rows[0]?.out_of_order ?? [] };
 }

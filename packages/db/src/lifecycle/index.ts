@@ -17,6 +17,7 @@ export {
   type FanOutEndpoint,
   type FanOutEvent,
   markFannedOut,
+  type OutOfOrder,
 } from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export {

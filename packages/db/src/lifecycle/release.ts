@@ -54,15 +54,15 @@ const STALE_BATCH = 500;
 
 const FLOW_COLUMNS = `f.endpoint_id, f.in_flight, f.tokens, f.tokens_at, f.limit_now, f.slow_until, f.paused_until,
   f.pause_reason, f.failures, f.opens, f.probe_attempt_id, f.held_by, f.next_release_at, f.fifo_after, f.fifo_sent,
-  ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled,
+  ep.rate_limit, ep.max_in_flight, ep.deleted_at IS NOT NULL AS deleted, ep.disabled, ep.event_types,
   ep.ordering = 'fifo' AND ep.deleted_at IS NULL AND NOT ep.disabled AS fifo, ep.account_id, ep.app_id`;
 
 /**
  * A fifo endpoint `f`'s head: its open attempt of the earliest event; whether the attempt it
  * released last, another, is still in flight (the head changed under it: a replay, a late
- * fan-out); and, for a head due to go, whether an event of its app accepted before it, after
- * `fifo_after` and since $4, still awaits its fan-out (it has no delivery, and fan-out did not
- * mark it as having none).
+ * fan-out); and, for a head due to go, whether an event of its app, of a type it takes,
+ * accepted before it, after `fifo_after` and since $4, still awaits its fan-out (it has no
+ * delivery, and fan-out did not mark it as having none).
  */
 const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_at AS head_sent_at, a.scheduled_at AS head_due_at,
     EXISTS (SELECT 1 FROM attempts s WHERE s.id = f.fifo_sent AND s.id <> a.id AND s.status = 'pending'
@@ -72,6 +72,8 @@ const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_a
       WHERE e.account_id = f.account_id AND e.app_id = f.app_id AND e.id < a.event_id
         AND e.id >= $4::text AND e.id > COALESCE(f.fifo_after, '')
         AND e.fanned_out_at IS NULL AND e.data_erased_at IS NULL
+        -- Only the types it takes: an endpoint of a rare type in a busy app reads no deliveries.
+        AND (COALESCE(cardinality(f.event_types), 0) = 0 OR e.type = ANY(f.event_types))
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)) END AS head_behind_fan_out,
     (SELECT count(*)::int FROM (SELECT 1 FROM attempts q WHERE q.endpoint_id = f.endpoint_id AND q.status = 'pending'
                                  LIMIT 2) x) AS fifo_queued
