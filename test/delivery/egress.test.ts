@@ -1,7 +1,9 @@
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
+import { endpointAuthContext } from "@herald/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
+import { makePki } from "../support/pki.ts";
 import { deadPort } from "../support/ports.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
@@ -140,6 +142,38 @@ describe("egress through a proxy", () => {
       "connection_error",
     ]);
     for (const id of [ep, gone.body.id]) await sys.request("DELETE", `/v3/endpoints/${id}`);
+  });
+
+  it("fails an attempt whose TLS material Node refuses as tls_error, and goes on", async () => {
+    // Saved past the gateway's checks (which refuse it): a good certificate, then a broken one.
+    const pki = makePki();
+    const res = await sys.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: `https://localhost:${port()}/broken-tls` },
+    });
+    const ep = res.body.id as string;
+    const auth = {
+      tls: {
+        certificate: `${pki.client.cert}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`,
+        key: pki.client.key,
+      },
+    };
+    await sys.gateway.deps.pool.query("UPDATE endpoints SET auth_sealed = $2 WHERE id = $1", [
+      ep,
+      sys.gateway.deps.secrets.seal(JSON.stringify(auth), endpointAuthContext(ep)),
+    ]);
+    const event = await f.send("order.placed");
+    await expect.poll(() => f.status(event, ep), { timeout: 15_000 }).toBe("failed");
+    expect((await f.attempts(`endpoint=${ep}`)).map((a) => a.error)).toEqual(["tls_error", "tls_error"]);
+    await sys.request("DELETE", `/v3/endpoints/${ep}`);
+
+    // The sender is still there: the next webhook goes.
+    receiver.on("/after-broken", { status: 200 });
+    const next = await sys.request("POST", "/v3/endpoints", {
+      json: { app: "acme", url: `http://localhost:${port()}/after-broken` },
+    });
+    const after = await f.send("order.placed");
+    await expect.poll(() => f.status(after, next.body.id), { timeout: 15_000 }).toBe("succeeded");
+    await sys.request("DELETE", `/v3/endpoints/${next.body.id}`);
   });
 
   it("goes direct to hosts on EGRESS_NO_PROXY", async () => {

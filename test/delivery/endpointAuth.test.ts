@@ -1,13 +1,15 @@
+import { X509Certificate } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { endpointAuthContext } from "@herald/db";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { expectMatches } from "../support/openapi.ts";
-import { makePki, type TestPki } from "../support/pki.ts";
+import { makePki, selfSignedWith, type TestPki, unreadableExpiry } from "../support/pki.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 
@@ -33,6 +35,8 @@ const tokenServer = {
   requests: [] as { auth: string | undefined; form: URLSearchParams }[],
   issued: 0,
   refuse: false,
+  /** An answer given instead of a token. */
+  answer: null as string | null,
 };
 let valid = new Set<string>();
 let tokenUrl = "";
@@ -79,6 +83,10 @@ beforeAll(async () => {
     tokenServer.requests.push({ auth: req.headers.authorization, form });
     if (tokenServer.refuse) {
       res.writeHead(400, { "content-type": "application/json" }).end('{"error":"invalid_client"}');
+      return;
+    }
+    if (tokenServer.answer) {
+      res.writeHead(200, { "content-type": "application/json" }).end(tokenServer.answer);
       return;
     }
     const token = `tok-${++tokenServer.issued}`;
@@ -173,6 +181,57 @@ describe("mutual TLS", () => {
       const res = await create(tls);
       expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.error.param).toBe(param);
+    }
+  });
+});
+
+describe("TLS material", () => {
+  const create = (tls: unknown) =>
+    sys.request("POST", "/v3/endpoints", { json: { app: "acme", url: `${mtlsUrl}/x`, tls } });
+  const saved = async (id: string) => {
+    const { rows } = await db.query<{ auth_sealed: string }>(
+      "SELECT auth_sealed FROM endpoints WHERE id = $1",
+      [id],
+    );
+    return JSON.parse(sys.gateway.deps.secrets.open(rows[0]!.auth_sealed, endpointAuthContext(id)));
+  };
+
+  it("keeps only the PEM blocks it read, re-encoded: text around them is dropped", async () => {
+    const res = await create({
+      client_certificate: `Bag Attributes\n    friendlyName: herald\nsubject=CN = herald-client\n${pki.client.cert}\ntrailing notes`,
+      client_key: `Key Attributes: <No Attributes>\n${pki.client.key}`,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const tls = (await saved(res.body.id)).tls;
+    expect(tls.certificate).toBe(new X509Certificate(pki.client.cert).toString());
+    expect(tls.key).toMatch(/^-----BEGIN PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END PRIVATE KEY-----\n$/);
+  });
+
+  it("refuses a broken block behind a good one, a key of an odd type or size, and an unreadable expiry, at the param", async () => {
+    const rsa1024 = selfSignedWith("-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024");
+    const ed448 = selfSignedWith("-algorithm", "ED448");
+    const broken = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+    const cases: [unknown, string, string][] = [
+      [
+        { client_certificate: pki.client.cert + broken, client_key: pki.client.key },
+        "tls.client_certificate",
+        "Certificate 2",
+      ],
+      [{ ca_certificate: pki.ca + pki.client.key }, "tls.ca_certificate", "only certificates"],
+      [{ client_certificate: rsa1024.cert, client_key: rsa1024.key }, "tls.client_key", "rsa of 1024 bits"],
+      [{ client_certificate: ed448.cert, client_key: ed448.key }, "tls.client_key", "ed448"],
+      [
+        { client_certificate: pki.client.cert, client_key: pki.client.key + pki.server.key },
+        "tls.client_key",
+        "one PEM private key",
+      ],
+      [{ ca_certificate: unreadableExpiry(pki.ca) }, "tls.ca_certificate", "cannot be read"],
+    ];
+    for (const [tls, param, says] of cases) {
+      const res = await create(tls);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.param).toBe(param);
+      expect(res.body.error.message).toContain(says);
     }
   });
 });
@@ -274,6 +333,74 @@ describe("OAuth2 client credentials", () => {
     } finally {
       tokenServer.refuse = false;
     }
+  });
+
+  it("sends a saved secret, or a token, only where it was set for: another origin needs the secret again", async () => {
+    const ep = await f.endpoint("/api", {
+      oauth2: { token_url: tokenUrl, client_id: "kept", client_secret: "only-for-here" },
+    });
+    const update = (json: object) => sys.request("POST", `/v3/endpoints/${ep}`, { json });
+    const elsewhere = "http://localhost:1/oauth/token";
+    for (const json of [
+      { oauth2: { token_url: elsewhere } },
+      { oauth2: { token_url: elsewhere, client_secret: "[redacted]" } },
+      { oauth2: { client_id: "another" } },
+      { url: "http://localhost:2/api" },
+      { url: "http://localhost:2/api", oauth2: { scope: "x" } },
+    ]) {
+      const res = await update(json);
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(res.body.error.param).toBe("oauth2.client_secret");
+    }
+    // The same origin keeps it; with the secret sent again, or oauth2 removed, the move is made.
+    expect((await update({ oauth2: { token_url: `${tokenUrl}?v=2` } })).status).toBe(200);
+    const moved = await update({ oauth2: { token_url: elsewhere, client_secret: "new" } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.oauth2.token_url).toBe(elsewhere);
+    const away = await update({ url: "http://localhost:2/api", oauth2: null });
+    expect(away.status).toBe(200);
+    expect(away.body.oauth2).toBeNull();
+  });
+
+  it("reports a token server that cannot be reached as the network's error, which pausing counts", async () => {
+    const closed = createHttpServer();
+    const port = await listen(closed);
+    closed.close();
+    receiver.on("/unreached", { status: 200 });
+    const ep = await f.endpoint("/unreached", {
+      oauth2: { token_url: `http://127.0.0.1:${port}/token`, client_id: "a", client_secret: "b" },
+    });
+    const id = await f.send("invoice.paid", { n: 7 });
+    await expect.poll(() => f.status(id, ep), POLL).toBe("failed");
+    const attempt = await lastAttempt(id, ep);
+    expect(attempt.error).toBe("connection_error");
+    expect(attempt.response_body).toContain("token endpoint could not be reached");
+    expect(receiver.received("/unreached")).toEqual([]);
+  });
+
+  it("never records a 2xx answer it cannot use: it may hold a token", async () => {
+    receiver.on("/mac", { status: 200 });
+    const ep = await f.endpoint("/mac", {
+      oauth2: { token_url: tokenUrl, client_id: "mac", client_secret: "x" },
+    });
+    for (const [answer, says] of [
+      ['{"access_token":"LIVE-TOKEN-1","token_type":"MAC"}', 'type "MAC"'],
+      ['{"access_token":"LIVE TOKEN 2"}', "characters"],
+      ["null", "JSON object"],
+    ] as const) {
+      tokenServer.answer = answer;
+      try {
+        const id = await f.send("invoice.paid", { n: 8 });
+        await expect.poll(() => f.status(id, ep), POLL).toBe("failed");
+        const attempt = await lastAttempt(id, ep);
+        expect(attempt.error).toBe("auth_error");
+        expect(attempt.response_body).toContain(says);
+        expect(attempt.response_body).not.toContain("LIVE");
+      } finally {
+        tokenServer.answer = null;
+      }
+    }
+    expect(receiver.received("/mac")).toEqual([]);
   });
 
   it("refuses an oauth2 without its secret, or with a token URL that is not http(s), at the param", async () => {

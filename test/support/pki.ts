@@ -70,3 +70,28 @@ export function makePki(): TestPki {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** A self-signed certificate and its key, of the key `openssl genpkey` makes with these arguments. */
+export function selfSignedWith(...keyArgs: string[]): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), "herald-pki-"));
+  const at = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
+  try {
+    ssl("genpkey", ...keyArgs, "-out", at("k.pem"));
+    ssl("req", "-x509", "-new", "-key", at("k.pem"), "-out", at("c.pem"), "-days", "2", "-subj", "/CN=odd");
+    return { cert: readFileSync(at("c.pem"), "utf8"), key: readFileSync(at("k.pem"), "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `pem` with its notAfter's month made 13: parsed, but with no date to read. */
+export function unreadableExpiry(pem: string): string {
+  const der = Buffer.from(pem.replace(/-----[A-Z ]+-----|\s/g, ""), "base64");
+  // The validity's second UTCTime: tag 0x17, 13 bytes, YYMMDDHHMMSSZ.
+  const times = [...der.keys()].filter(
+    (i) => der[i] === 0x17 && der[i + 1] === 13 && /^\d{12}Z$/.test(der.toString("latin1", i + 2, i + 15)),
+  );
+  der.write("13", times[1]! + 4, "latin1");
+  return `-----BEGIN CERTIFICATE-----\n${der.toString("base64")}\n-----END CERTIFICATE-----\n`;
+}

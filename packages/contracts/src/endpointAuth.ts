@@ -8,7 +8,7 @@ export type EndpointAuth = {
     /** The client certificate (a chain: the leaf first) and its private key, together or neither. */
     certificate?: string;
     key?: string;
-    /** Certificates to trust for the endpoint's server, besides the public roots. */
+    /** Certificates to trust for the endpoint's server, instead of the public roots. */
     ca?: string;
   };
   /** OAuth2 client credentials (RFC 6749 §4.4): a bearer token fetched, cached, refreshed on a 401. */

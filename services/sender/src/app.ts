@@ -17,12 +17,19 @@ import { senderMetrics } from "./metrics.ts";
 import { resultReporter } from "./reports.ts";
 import { TokenCache } from "./tokens.ts";
 
+/** Opened secrets kept at most, and characters of them and their sealed forms in all. */
+const OPENED_MAX = 10_000;
+const OPENED_CHARS_MAX = 32 * 1024 * 1024;
+
 /**
  * Opening a sealed secret (AES-GCM) for every attempt showed in the profile; an endpoint's
- * secret changes rarely, so opened ones are kept, keyed by their sealed form.
+ * secret changes rarely, so opened ones are kept, keyed by their sealed form. Bounded in count
+ * and in size: an endpoint's certificates and key make an entry of kilobytes, and one tenant
+ * saving them again and again must not fill a sender's memory.
  */
 function openedSecrets(box: SecretBox): SecretBox {
   const opened = new Map<string, string>();
+  let chars = 0;
   return {
     seal: box.seal,
     open(sealed, context) {
@@ -31,8 +38,12 @@ function openedSecrets(box: SecretBox): SecretBox {
       let plain = opened.get(key);
       if (plain === undefined) {
         plain = box.open(sealed, context);
-        if (opened.size >= 10_000) opened.clear();
+        if (opened.size >= OPENED_MAX || chars + key.length + plain.length > OPENED_CHARS_MAX) {
+          opened.clear();
+          chars = 0;
+        }
         opened.set(key, plain);
+        chars += key.length + plain.length;
       }
       return plain;
     },
@@ -84,7 +95,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,
     relay,
-    tokens: new TokenCache(),
+    tokens: new TokenCache(config.attemptTimeoutMs),
   };
   let health: Server | null = null;
   let consuming = false;

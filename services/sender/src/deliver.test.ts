@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { errorKind, parseRetryAfter, spanUrl } from "./deliver.ts";
+import { parseRetryAfter, spanUrl } from "./deliver.ts";
+import { errorKind } from "./errorKind.ts";
 
 describe("attempt failures", () => {
   it.each([

@@ -16,6 +16,7 @@ import {
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
+import { errorKind } from "./errorKind.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
 
@@ -45,24 +46,6 @@ export type Outcome = Omit<
 
 type Raw = { statusCode: number; headers: IncomingHttpHeaders; body: string };
 
-/**
- * Why an attempt failed, from the error of the request: every failure gets a kind a person
- * can act on.
- */
-export function errorKind(err: unknown): string {
-  const code = (err as { code?: string }).code ?? "";
-  if (code === "HERALD_BLOCKED_DESTINATION") return "blocked_destination";
-  if (code === "HERALD_PROXY_ERROR") return "proxy_error";
-  if (code === "HERALD_AUTH_ERROR") return "auth_error";
-  const name = (err as { name?: string }).name;
-  if (code === "ETIMEDOUT" || name === "TimeoutError" || name === "AbortError") return "timeout";
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NODATA")
-    return "dns_error";
-  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/.test(code)) return "tls_error";
-  return "connection_error";
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
@@ -291,7 +274,7 @@ async function call(
     };
   } catch (err) {
     // What the token endpoint said is the attempt's response body: the reason to read.
-    if (err instanceof TokenError) return { ...failure("auth_error", started), response_body: err.message };
+    if (err instanceof TokenError) return { ...failure(err.kind, started), response_body: err.message };
     return failure(errorKind(err), started);
   }
 }
@@ -315,13 +298,14 @@ async function authenticated(
   const extras = { tls: auth.tls, signal: AbortSignal.timeout(timeoutMs) };
   const client = clientFor(options, timeoutMs);
   const withToken = async (fresh: boolean) => {
-    const token = await tokens
-      .token(request.endpoint_id, oauth2, client, options.allowPrivate, fresh, extras.signal)
-      .catch((err: unknown) => {
-        if (err instanceof TokenError || (err as { code?: string }).code === "HERALD_BLOCKED_DESTINATION")
-          throw err;
-        throw new TokenError(`the token endpoint could not be reached (${errorKind(err)})`);
-      });
+    const token = await tokens.token(
+      request.endpoint_id,
+      oauth2,
+      client,
+      options.allowPrivate,
+      fresh,
+      extras.signal,
+    );
     headers.authorization = `Bearer ${token}`;
     return post(url, headers, request.payload, options, timeoutMs, extras);
   };

@@ -210,14 +210,21 @@ export function egressAgents(
       if (direct(o)) return super.createConnection(o as never, callback as never) as Duplex;
       throughProxy(proxy!, auth, o, timeoutMs).then((socket) => {
         const host = hostOf(o);
-        callback(
-          null,
-          tlsConnect({
+        let secured: Duplex;
+        try {
+          secured = tlsConnect({
             ...(o as object),
             socket,
             servername: o.servername || (isIP(host) ? undefined : host),
-          }),
-        );
+          });
+        } catch (err) {
+          // TLS material Node refuses throws here, not in an event: the attempt's error, not
+          // an unhandled rejection that would end the process.
+          socket.destroy();
+          callback(err as Error);
+          return;
+        }
+        callback(null, secured);
       }, callback);
       return undefined;
     }

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import got from "got";
 import { describe, expect, it } from "vitest";
 import { guardedLookup } from "./destinations.ts";
@@ -19,5 +21,33 @@ describe("OAuth2 tokens and the SSRF guard", () => {
     ).rejects.toMatchObject({
       code: "HERALD_BLOCKED_DESTINATION",
     });
+  });
+
+  it("shares one fetch among an endpoint's attempts, each waiting until its own deadline, not the first's", async () => {
+    let asked = 0;
+    const server = createServer((_req, res) => {
+      asked++;
+      setTimeout(() => res.end(JSON.stringify({ access_token: `t${asked}`, expires_in: 60 })), 300);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+    const client = got.extend({ retry: { limit: 0 } });
+    const tokens = new TokenCache(5000);
+    try {
+      const early = tokens.token("ep_1", config(url), client, true, false, AbortSignal.timeout(50));
+      const patient = tokens.token("ep_1", config(url), client, true, false, AbortSignal.timeout(5000));
+      await expect(early).rejects.toMatchObject({ name: "TimeoutError" });
+      await expect(patient).resolves.toBe("t1");
+      expect(asked).toBe(1);
+      // Kept for the endpoint; settings of its own changed make a new one, which replaces it.
+      await expect(tokens.token("ep_1", config(url), client, true, false)).resolves.toBe("t1");
+      const changed = { ...config(url), scope: "more" };
+      await expect(tokens.token("ep_1", changed, client, true, false)).resolves.toBe("t2");
+      await expect(tokens.token("ep_1", config(url), client, true, false)).resolves.toBe("t3");
+      expect(asked).toBe(3);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { EndpointAuth } from "@herald/contracts";
 import type { Got } from "got";
 import { blockedLiteral } from "./destinations.ts";
+import { errorKind } from "./errorKind.ts";
 
 type OAuth2 = NonNullable<EndpointAuth["oauth2"]>;
 
@@ -13,16 +14,33 @@ type OAuth2 = NonNullable<EndpointAuth["oauth2"]>;
  * One endpoint's token server cannot hold up another's deliveries: a fetch is bounded by the
  * attempt's own time and reads at most TOKEN_BODY_MAX bytes; attempts of one endpoint waiting
  * for a token share one fetch; the token URL goes through the same SSRF guard and egress as
- * webhooks (the caller's got client); and the cache holds CACHE_MAX tokens at most.
+ * webhooks (the caller's got client); and the cache holds one token an endpoint, CACHE_CHARS_MAX
+ * characters in all.
  */
 export class TokenError extends Error {
   readonly code = "HERALD_AUTH_ERROR";
+  /**
+   * The attempt's error: `auth_error` when the token server answered something other than a
+   * token; the network's (`timeout`, `connection_error`, ...) when it could not be reached, which
+   * counts toward pausing the endpoint as its own would (a hanging token server holds sender
+   * slots as a hanging endpoint does).
+   */
+  constructor(
+    message: string,
+    readonly kind = "auth_error",
+  ) {
+    super(message);
+  }
 }
 
 /** A token server's answer is read this far at most. */
 const TOKEN_BODY_MAX = 65_536;
-/** Tokens kept at most; past it, the oldest goes. */
-const CACHE_MAX = 10_000;
+/** Characters of tokens kept at most (one per endpoint); past it, expired ones go, then the oldest. */
+const CACHE_CHARS_MAX = 16 * 1024 * 1024;
+/** A token longer than this is refused: it would be sent in a header with every attempt. */
+const TOKEN_MAX = 4096;
+/** What a bearer token may hold (RFC 6750's b64token, and the other visible ASCII some servers use). */
+const TOKEN_CHARS = /^[\x21-\x7E]+$/;
 /** A token is fetched again this long before it expires (or a tenth of its life, if shorter). */
 const EARLY_MS = 30_000;
 /** A token whose answer says no `expires_in` is kept this long (a 401 replaces it sooner). */
@@ -31,8 +49,13 @@ const UNKNOWN_LIFE_MS = 300_000;
 type Cached = { token: string; expiresAt: number };
 
 export class TokenCache {
-  private readonly tokens = new Map<string, Cached>();
+  /** By endpoint: one token each, for the settings `config` hashes to (a new secret or scope is a new token). */
+  private readonly tokens = new Map<string, Cached & { config: string }>();
   private readonly pending = new Map<string, Promise<Cached>>();
+  private chars = 0;
+
+  /** `fetchTimeoutMs`: a fetch's own bound; each attempt waiting on it also stops at its own deadline. */
+  constructor(private readonly fetchTimeoutMs = 15_000) {}
 
   /** The endpoint's token: cached, unless `fresh` (the endpoint refused the cached one). */
   async token(
@@ -43,22 +66,56 @@ export class TokenCache {
     fresh: boolean,
     signal?: AbortSignal,
   ): Promise<string> {
-    // Keyed by the settings too: a new secret or scope is a new token.
-    const key = `${endpointId}:${createHash("sha256").update(JSON.stringify(config)).digest("base64url")}`;
-    const cached = this.tokens.get(key);
-    if (fresh && cached) this.tokens.delete(key);
-    else if (cached && cached.expiresAt > Date.now()) return cached.token;
+    const hash = createHash("sha256").update(JSON.stringify(config)).digest("base64url");
+    const cached = this.tokens.get(endpointId);
+    if (cached && cached.config === hash && !fresh && cached.expiresAt > Date.now()) return cached.token;
+    if (cached) this.forget(endpointId);
+    // Attempts of the endpoint waiting for a token share one fetch, bounded by its own timeout
+    // (not the first waiter's deadline); each waiter gives up at its own.
+    const key = `${endpointId}:${hash}`;
     let fetching = this.pending.get(key);
     if (!fetching) {
-      fetching = fetchToken(config, client, allowPrivate, signal).finally(() => this.pending.delete(key));
+      fetching = fetchToken(config, client, allowPrivate, AbortSignal.timeout(this.fetchTimeoutMs))
+        .then((got) => {
+          this.keep(endpointId, { ...got, config: hash });
+          return got;
+        })
+        .finally(() => this.pending.delete(key));
       this.pending.set(key, fetching);
     }
-    const got = await fetching;
-    this.tokens.delete(key);
-    this.tokens.set(key, got);
-    if (this.tokens.size > CACHE_MAX) this.tokens.delete(this.tokens.keys().next().value!);
-    return got.token;
+    return (await untilAborted(fetching, signal)).token;
   }
+
+  private keep(endpointId: string, entry: Cached & { config: string }): void {
+    this.forget(endpointId);
+    this.tokens.set(endpointId, entry);
+    this.chars += entry.token.length;
+    if (this.chars <= CACHE_CHARS_MAX) return;
+    const now = Date.now();
+    for (const [id, t] of this.tokens) if (t.expiresAt <= now) this.forget(id);
+    for (const id of this.tokens.keys()) {
+      if (this.chars <= CACHE_CHARS_MAX) break;
+      this.forget(id);
+    }
+  }
+
+  private forget(endpointId: string): void {
+    const t = this.tokens.get(endpointId);
+    if (!t) return;
+    this.chars -= t.token.length;
+    this.tokens.delete(endpointId);
+  }
+}
+
+/** `p`, or the signal's abort, whichever comes first. */
+function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 async function fetchToken(
@@ -90,26 +147,49 @@ async function fetchToken(
     form.set("client_id", config.client_id);
     form.set("client_secret", config.client_secret);
   }
-  const res = await readLimited(client, url, headers, form.toString(), signal);
-  const problem = (why: string) =>
-    new TokenError(`the token endpoint ${why}${res.body ? `: ${res.body.slice(0, 512)}` : ""}`);
-  if (res.status < 200 || res.status >= 300) throw problem(`answered HTTP ${res.status}`);
-  let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown };
+  let res: { status: number; body: string };
+  try {
+    res = await readLimited(client, url, headers, form.toString(), signal);
+  } catch (err) {
+    if (err instanceof TokenError || (err as { code?: string }).code === "HERALD_BLOCKED_DESTINATION")
+      throw err;
+    const kind = errorKind(err);
+    throw new TokenError(`the token endpoint could not be reached (${kind})`, kind);
+  }
+  if (res.status < 200 || res.status >= 300)
+    throw new TokenError(`the token endpoint answered HTTP ${res.status}${refusal(res.body)}`);
+  // Nothing of a 2xx answer is repeated: it may hold a token, and attempts are read by many.
+  const problem = (why: string) => new TokenError(`the token endpoint ${why}`);
+  let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } | null;
   try {
     answer = JSON.parse(res.body);
   } catch {
     throw problem("answered something other than JSON");
   }
-  if (typeof answer.access_token !== "string" || !answer.access_token || answer.access_token.length > 8192)
-    throw problem("gave no access_token");
-  if (/[\r\n]/.test(answer.access_token)) throw problem("gave an access_token that is not a header value");
+  if (typeof answer !== "object" || answer === null)
+    throw problem("answered something other than a JSON object");
+  if (typeof answer.access_token !== "string" || !answer.access_token) throw problem("gave no access_token");
+  if (answer.access_token.length > TOKEN_MAX)
+    throw problem(`gave an access_token over ${TOKEN_MAX} characters`);
+  if (!TOKEN_CHARS.test(answer.access_token))
+    throw problem("gave an access_token with characters a bearer token cannot hold");
   if (typeof answer.token_type === "string" && answer.token_type.toLowerCase() !== "bearer")
-    throw problem(`gave a token of type ${answer.token_type.slice(0, 32)}, not bearer`);
+    throw problem(`gave a token of type ${JSON.stringify(answer.token_type.slice(0, 32))}, not bearer`);
   const life =
     typeof answer.expires_in === "number" && answer.expires_in > 0
       ? answer.expires_in * 1000
       : UNKNOWN_LIFE_MS;
   return { token: answer.access_token, expiresAt: Date.now() + life - Math.min(EARLY_MS, life / 10) };
+}
+
+/** What a refusal says: OAuth2's `error` and `error_description` (RFC 6749 §5.2), or its first characters. */
+function refusal(body: string): string {
+  try {
+    const { error, error_description } = JSON.parse(body) as Record<string, unknown>;
+    if (typeof error === "string")
+      return `: ${error.slice(0, 64)}${typeof error_description === "string" ? ` (${error_description.slice(0, 256)})` : ""}`;
+  } catch {}
+  return body ? `: ${body.slice(0, 256)}` : "";
 }
 
 /** POSTs the form and reads at most TOKEN_BODY_MAX bytes of the answer. */

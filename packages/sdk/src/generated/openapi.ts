@@ -646,7 +646,7 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
-      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
+      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, the certificates to trust for the endpoint's server instead of the public roots (not for the token URL). PEM text around the blocks is dropped, and what is saved is re-encoded. The key, RSA of 2048 to 4096 bits, EC on P-256, P-384 or P-521, or Ed25519, is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
       tls?: {
         /** The client certificate, the leaf first, then any intermediates: PEM text. */
         client_certificate?: string | null;
@@ -655,7 +655,7 @@ export type Operations = {
         /** One or more certificates to trust for the endpoint's server: PEM text. */
         ca_certificate?: string | null;
       } | null;
-      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`. */
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
       oauth2?: {
         /** An http or https URL. */
         token_url?: string;
@@ -732,7 +732,7 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
-      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
+      /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, the certificates to trust for the endpoint's server instead of the public roots (not for the token URL). PEM text around the blocks is dropped, and what is saved is re-encoded. The key, RSA of 2048 to 4096 bits, EC on P-256, P-384 or P-521, or Ed25519, is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
       tls?: {
         /** The client certificate, the leaf first, then any intermediates: PEM text. */
         client_certificate?: string | null;
@@ -741,7 +741,7 @@ export type Operations = {
         /** One or more certificates to trust for the endpoint's server: PEM text. */
         ca_certificate?: string | null;
       } | null;
-      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`. */
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
       oauth2?: {
         /** An http or https URL. */
         token_url?: string;

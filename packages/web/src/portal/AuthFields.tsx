@@ -1,6 +1,7 @@
 import { useId } from "react";
 import type { Endpoint } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
+import { Time } from "../ui/Time.tsx";
 
 /**
  * How Herald authenticates to the endpoint: mutual TLS (a client certificate and its key, and a
@@ -127,12 +128,13 @@ export function AuthFields({
       <legend>Authentication</legend>
       <p id={hintId} className="hint fieldset-hint">
         Optional, besides the signature: a client certificate (mutual TLS), an OAuth2 token, or both. Keys and
-        secrets are never shown again once saved.
+        secrets are never shown again once saved; a token URL or endpoint URL on another site, or another
+        client ID, needs the client secret again.
       </p>
       {tls?.client_certificate ? (
         <p className="hint">
           Client certificate: <span className="mono">{tls.client_certificate.subject}</span>, valid until{" "}
-          {tls.client_certificate.not_after}.
+          <Time value={tls.client_certificate.not_after} />.
         </p>
       ) : null}
       <Pem

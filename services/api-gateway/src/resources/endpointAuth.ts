@@ -1,9 +1,10 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+import { X509Certificate } from "node:crypto";
 import type { EndpointAuth } from "@herald/contracts";
 import { endpointAuthContext, Prisma, type SecretBox } from "@herald/db";
 import { invalid } from "../http/errors.ts";
 import type { Schema } from "../http/route.ts";
 import { checkUrl } from "./endpointInput.ts";
+import { certificates, checkUsable, keyPem, pemOf, privateKey } from "./tlsMaterial.ts";
 
 /**
  * How Herald authenticates to an endpoint: `tls` (a client certificate and key for mutual TLS,
@@ -46,25 +47,6 @@ type AuthShown = {
   } | null;
 };
 
-function certificate(pem: string, param: string): X509Certificate {
-  if (!pem.includes("-----BEGIN CERTIFICATE-----"))
-    throw invalid(param, "Expected a PEM certificate (-----BEGIN CERTIFICATE-----).");
-  try {
-    return new X509Certificate(pem);
-  } catch {
-    throw invalid(param, "Not a readable PEM certificate.");
-  }
-}
-
-function privateKey(pem: string, param: string): KeyObject {
-  if (/ENCRYPTED/.test(pem)) throw invalid(param, "The key is encrypted: give it without a passphrase.");
-  try {
-    return createPrivateKey(pem);
-  } catch {
-    throw invalid(param, "Not a readable PEM private key (PKCS#8, PKCS#1 or SEC1).");
-  }
-}
-
 const shown = (c: X509Certificate): CertificateShown => ({
   subject: c.subject.replaceAll("\n", ", "),
   issuer: c.issuer.replaceAll("\n", ", "),
@@ -102,27 +84,58 @@ function mergeTls(sent: TlsInput, saved: EndpointAuth["tls"]): EndpointAuth["tls
   if (next.key !== undefined && next.certificate === undefined)
     throw invalid("tls.client_certificate", "A private key needs its client certificate.");
   if (next.certificate !== undefined && next.key !== undefined) {
-    const cert = certificate(next.certificate, "tls.client_certificate");
+    const chain = certificates(next.certificate, "tls.client_certificate");
     const key = privateKey(next.key, "tls.client_key");
-    if (key.type !== "private" || !cert.checkPrivateKey(key))
+    if (!chain[0]!.checkPrivateKey(key))
       throw invalid("tls.client_key", "This key is not the client certificate's.");
-    if (new Date(cert.validTo) < new Date())
+    if (new Date(chain[0]!.validTo) < new Date())
       throw invalid(
         "tls.client_certificate",
-        `The client certificate expired at ${new Date(cert.validTo).toISOString()}.`,
+        `The client certificate expired at ${new Date(chain[0]!.validTo).toISOString()}.`,
       );
+    next.certificate = pemOf(chain);
+    next.key = keyPem(key);
   }
-  if (next.ca !== undefined) certificate(next.ca, "tls.ca_certificate");
-  return next.certificate || next.ca ? next : undefined;
+  if (next.ca !== undefined) next.ca = pemOf(certificates(next.ca, "tls.ca_certificate"));
+  if (!next.certificate && !next.ca) return undefined;
+  checkUsable(next);
+  return next;
+}
+
+const secretKept = (sent: NonNullable<OAuth2Input>) =>
+  sent.client_secret === undefined || sent.client_secret === REDACTED;
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * A token goes only where it was set for: a new URL on another origin (scheme, host, port)
+ * needs the client secret sent again with it, or `oauth2: null`, or whoever may edit the
+ * endpoint could point it at their own server and receive live tokens.
+ */
+export function checkTokenFollows(
+  found: { url: string; auth: unknown },
+  url: string,
+  sent: OAuth2Input | undefined,
+) {
+  if (!shownAuth(found.auth).oauth2 || originOf(url) === originOf(found.url)) return;
+  if (sent === null || (sent !== undefined && !secretKept(sent))) return;
+  throw invalid(
+    "oauth2.client_secret",
+    "The URL moves to another origin: send the OAuth2 client secret again with it, or `oauth2: null` (a token goes only where it was set for).",
+  );
 }
 
 /** `oauth2` merged into what is saved, as `tls` is; its token URL checked as endpoint URLs are. */
 function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): EndpointAuth["oauth2"] {
   if (sent === null) return undefined;
-  const secret =
-    sent.client_secret === undefined || sent.client_secret === REDACTED
-      ? saved?.client_secret
-      : sent.client_secret;
+  const kept = secretKept(sent);
+  const secret = kept ? saved?.client_secret : sent.client_secret;
   const next = {
     token_url: sent.token_url ?? saved?.token_url,
     client_id: sent.client_id ?? saved?.client_id,
@@ -133,6 +146,15 @@ function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): Endpoint
   };
   for (const field of ["token_url", "client_id", "client_secret"] as const)
     if (!next[field]) throw invalid(`oauth2.${field}`, `oauth2 needs ${field}.`);
+  // The saved secret goes only to the token server, and for the client, it was set for.
+  if (
+    kept &&
+    (originOf(next.token_url!) !== originOf(saved!.token_url) || next.client_id !== saved!.client_id)
+  )
+    throw invalid(
+      "oauth2.client_secret",
+      "The token URL moves to another origin, or the client id changes: send the client secret again with it (a saved secret goes only where it was set for).",
+    );
   return { ...next, token_url: checkUrl(next.token_url!, "oauth2.token_url") } as EndpointAuth["oauth2"];
 }
 
@@ -202,7 +224,7 @@ export const authFields: Record<string, Schema> = {
     type: ["object", "null"],
     additionalProperties: false,
     description:
-      "Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, certificates to trust for the endpoint's server besides the public roots. The key is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all.",
+      "Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, the certificates to trust for the endpoint's server instead of the public roots (not for the token URL). PEM text around the blocks is dropped, and what is saved is re-encoded. The key, RSA of 2048 to 4096 bits, EC on P-256, P-384 or P-521, or Ed25519, is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all.",
     properties: {
       client_certificate: pem("The client certificate, the leaf first, then any intermediates:"),
       client_key: pem("Its private key, unencrypted (PKCS#8, PKCS#1 or SEC1), write-only:"),
@@ -213,7 +235,7 @@ export const authFields: Record<string, Schema> = {
     type: ["object", "null"],
     additionalProperties: false,
     description:
-      "OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it. A token that cannot be had fails the attempt with error `auth_error`.",
+      "OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would.",
     properties: {
       token_url: { type: "string", minLength: 1, maxLength: 2048, description: "An http or https URL." },
       client_id: { type: "string", minLength: 1, maxLength: 512 },

@@ -14,7 +14,7 @@ import {
   resolveApp,
   withLiveApp,
 } from "./common.ts";
-import { type AuthInput, authColumns, authFields, openAuth } from "./endpointAuth.ts";
+import { type AuthInput, authColumns, authFields, checkTokenFollows, openAuth } from "./endpointAuth.ts";
 import { checkHeadersFollow, keepRedacted, openHeaders, sealHeaders } from "./endpointHeaders.ts";
 import {
   checkEndpointRoom,
@@ -276,7 +276,10 @@ export const endpointRoutes: RouteSpec[] = [
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
       const input = await checkedInput(deps, account.id, body, found.app.operational);
-      if (input.url) checkHeadersFollow(found, input.url, input.headers);
+      if (input.url) {
+        checkHeadersFollow(found, input.url, input.headers);
+        checkTokenFollows(found, input.url, body.oauth2);
+      }
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
