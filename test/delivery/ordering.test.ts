@@ -193,6 +193,41 @@ describe("ordering: fifo", () => {
       expect(replayed[i]!.at - replayed[i - 1]!.at).toBeGreaterThanOrEqual(ANSWER_MS);
   });
 
+  it("sends a replayed earlier event only once the later one in flight is answered", async () => {
+    // Event 1 fails for good; event 2 then goes, and is answered slowly. Event 1, replayed while
+    // 2 is in flight, becomes the head: it waits for 2's answer, not for nothing.
+    const SLOW_MS = 2500;
+    let up = false;
+    receiver.on("/overtaken", (r) => {
+      if (numberOf(r) === 1) return up ? { status: 200 } : { status: 500 };
+      return { status: 200, delayMs: SLOW_MS };
+    });
+    const ep = await f.endpoint("/overtaken", { ordering: "fifo" });
+    const [first] = await sendNumbered(1, 1);
+    await expect.poll(() => f.status(first!, ep), POLL).toBe("failed");
+    up = true;
+    const [second] = await sendNumbered(2, 2);
+    await expect.poll(() => sequence("/overtaken").includes(2), POLL).toBe(true);
+    const replay = await sys.request("POST", `/v3/endpoints/${ep}/replay`, { json: { event: first } });
+    expect(replay.body.queued).toBe(1);
+    // While 2 is in flight, the API says the queue is held behind event 1's replay.
+    await expect
+      .poll(
+        async () => {
+          const s = await endpointState(ep);
+          return s.reason === "ordering" && s.held_behind.event === first && !s.held_behind.in_flight;
+        },
+        { timeout: SLOW_MS - 500, interval: 50 },
+      )
+      .toBe(true);
+
+    await expect.poll(() => f.status(first!, ep), POLL).toBe("succeeded");
+    expect(await f.status(second!, ep)).toBe("succeeded");
+    const got = receiver.received("/overtaken");
+    expect(got.map(numberOf)).toEqual([1, 1, 1, 1, 2, 1]);
+    expect(got[5]!.at - got[4]!.at, "the replay went while 2 was in flight").toBeGreaterThanOrEqual(SLOW_MS);
+  });
+
   it("holds a later event until an earlier one's late fan-out, then sends the earlier first", async () => {
     receiver.on("/late", { status: 200, delayMs: ANSWER_MS });
     const ep = await f.endpoint("/late", { ordering: "fifo" });

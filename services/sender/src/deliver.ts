@@ -46,6 +46,7 @@ export type Outcome = Omit<
 
 type Raw = { statusCode: number; headers: IncomingHttpHeaders; body: string };
 
+/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;

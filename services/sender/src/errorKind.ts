@@ -14,5 +14,3 @@ export function errorKind(err: unknown): string {
   if (/CERT|TLS|SSL|OSSL|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/.test(code)) return "tls_error";
   return "connection_error";
 }
-
-/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
