@@ -92,5 +92,23 @@ describe("an endpoint's authentication in the portal", () => {
       JSON.parse(gw.gateway.deps.secrets.open(row.authSealed!, `endpoint:${id}:auth`));
     expect(open(resealed).oauth2.client_secret).toBe("first-secret");
     expect(open(resealed).tls).toEqual(open(sealed).tls);
+
+    // The URL moves to another site: the saved secret does not follow unless typed again.
+    await page.goto(`${gw.url}/portal/endpoints/${id}/edit`);
+    await edit.getByLabel("URL", { exact: true }).fill("https://elsewhere.example.net/secured");
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    await edit
+      .locator(".field-error")
+      .getByText("The URL moves to another origin", { exact: false })
+      .waitFor();
+    watched.expectOnly([/status of 400/]);
+    await checkView(watched, "portal-endpoint-auth-moved");
+    expect((await gw.request("GET", `/v3/endpoints/${id}`)).body.url).toBe("https://example.com/secured");
+    await editAuth.getByLabel("OAuth2 client secret").fill("second-secret");
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    await page.waitForURL(new RegExp(`/portal/endpoints/${id}$`));
+    const moved = await gw.gateway.deps.prisma.endpoint.findUniqueOrThrow({ where: { id } });
+    expect(moved.url).toBe("https://elsewhere.example.net/secured");
+    expect(open(moved).oauth2.client_secret).toBe("second-secret");
   });
 });

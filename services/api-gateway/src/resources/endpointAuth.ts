@@ -127,7 +127,7 @@ export function checkTokenFollows(
   if (sent === null || (sent !== undefined && !secretKept(sent))) return;
   throw invalid(
     "oauth2.client_secret",
-    "The URL moves to another origin: send the OAuth2 client secret again with it, or `oauth2: null` (a token goes only where it was set for).",
+    "The URL moves to another origin: send the OAuth2 client secret again with it, or remove OAuth2 (`oauth2: null`): a token goes only where it was set for.",
   );
 }
 
