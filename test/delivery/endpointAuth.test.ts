@@ -352,6 +352,9 @@ describe("OAuth2 client credentials", () => {
       expect(res.status, JSON.stringify(json)).toBe(400);
       expect(res.body.error.param).toBe("oauth2.client_secret");
     }
+    // A token URL that is no URL is told as such, not as a move.
+    const ftp = await update({ oauth2: { token_url: "ftp://example.com/token" } });
+    expect(ftp.body.error.param).toBe("oauth2.token_url");
     // The same origin keeps it; with the secret sent again, or oauth2 removed, the move is made.
     expect((await update({ oauth2: { token_url: `${tokenUrl}?v=2` } })).status).toBe(200);
     const moved = await update({ oauth2: { token_url: elsewhere, client_secret: "new" } });
@@ -360,6 +363,30 @@ describe("OAuth2 client credentials", () => {
     const away = await update({ url: "http://localhost:2/api", oauth2: null });
     expect(away.status).toBe(200);
     expect(away.body.oauth2).toBeNull();
+  });
+
+  it("checks a URL move against the endpoint as it is when the move is written, not as first read", async () => {
+    const ep = await f.endpoint("/api");
+    // Another update holds the row, and gives it OAuth2 while this one waits.
+    await db.query("BEGIN");
+    await db.query("SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE", [ep]);
+    const move = sys.request("POST", `/v3/endpoints/${ep}`, { json: { url: "http://localhost:3/api" } });
+    await expect
+      .poll(async () => {
+        const { rows } = await sys.gateway.deps.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted",
+        );
+        return rows[0]!.n;
+      }, POLL)
+      .toBeGreaterThan(0);
+    await db.query(`UPDATE endpoints SET auth = $2 WHERE id = $1`, [
+      ep,
+      JSON.stringify({ oauth2: { token_url: tokenUrl, client_id: "a", client_secret: "[redacted]" } }),
+    ]);
+    await db.query("COMMIT");
+    const res = await move;
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error.param).toBe("oauth2.client_secret");
   });
 
   it("reports a token server that cannot be reached as the network's error, which pausing counts", async () => {

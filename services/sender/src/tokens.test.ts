@@ -50,4 +50,39 @@ describe("OAuth2 tokens and the SSRF guard", () => {
       server.close();
     }
   });
+
+  it("leaves no failure unhandled: a fetch all its waiters gave up on, or one asked for past the deadline", async () => {
+    let asked = 0;
+    const server = createServer((_req, res) => {
+      asked++;
+      setTimeout(() => res.writeHead(400).end('{"error":"invalid_client"}'), 200);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+    const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: false });
+    const tokens = new TokenCache(5000);
+    try {
+      // Vitest fails the run on an unhandled rejection: each case waits past the fetch's failure.
+      const past = () => new Promise((r) => setTimeout(r, 400));
+      // The deadline already passed (an endpoint's slow 401 used it up): no fetch is started.
+      await expect(
+        tokens.token("ep_2", config(url), client, true, true, AbortSignal.abort()),
+      ).rejects.toMatchObject({ name: "AbortError" });
+      await past();
+      expect(asked).toBe(0);
+      // Its only waiter gives up; the fetch fails after.
+      await expect(
+        tokens.token("ep_2", config(url), client, true, false, AbortSignal.timeout(20)),
+      ).rejects.toMatchObject({ name: "TimeoutError" });
+      await past();
+      expect(asked).toBe(1);
+      await expect(tokens.token("ep_2", config(url), client, true, false)).rejects.toMatchObject({
+        code: "HERALD_AUTH_ERROR",
+        kind: "auth_error",
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });

@@ -14,8 +14,8 @@ type OAuth2 = NonNullable<EndpointAuth["oauth2"]>;
  * One endpoint's token server cannot hold up another's deliveries: a fetch is bounded by the
  * attempt's own time and reads at most TOKEN_BODY_MAX bytes; attempts of one endpoint waiting
  * for a token share one fetch; the token URL goes through the same SSRF guard and egress as
- * webhooks (the caller's got client); and the cache holds one token an endpoint, CACHE_CHARS_MAX
- * characters in all.
+ * webhooks (the caller's got client); and the cache holds one token an endpoint, CACHE_SIZE_MAX
+ * in all.
  */
 export class TokenError extends Error {
   readonly code = "HERALD_AUTH_ERROR";
@@ -35,8 +35,10 @@ export class TokenError extends Error {
 
 /** A token server's answer is read this far at most. */
 const TOKEN_BODY_MAX = 65_536;
-/** Characters of tokens kept at most (one per endpoint); past it, expired ones go, then the oldest. */
-const CACHE_CHARS_MAX = 16 * 1024 * 1024;
+/** What the cache may hold (one token an endpoint), counted as below; past it, expired ones go, then the oldest. */
+const CACHE_SIZE_MAX = 16 * 1024 * 1024;
+/** An entry's size: its token's characters and this for the rest of it (key, hash, object, map slot). */
+const ENTRY_OVERHEAD = 512;
 /** A token longer than this is refused: it would be sent in a header with every attempt. */
 const TOKEN_MAX = 4096;
 /** What a bearer token may hold (RFC 6750's b64token, and the other visible ASCII some servers use). */
@@ -52,7 +54,7 @@ export class TokenCache {
   /** By endpoint: one token each, for the settings `config` hashes to (a new secret or scope is a new token). */
   private readonly tokens = new Map<string, Cached & { config: string }>();
   private readonly pending = new Map<string, Promise<Cached>>();
-  private chars = 0;
+  private size = 0;
 
   /** `fetchTimeoutMs`: a fetch's own bound; each attempt waiting on it also stops at its own deadline. */
   constructor(private readonly fetchTimeoutMs = 15_000) {}
@@ -66,6 +68,8 @@ export class TokenCache {
     fresh: boolean,
     signal?: AbortSignal,
   ): Promise<string> {
+    // A fetch nobody waits for would be started for nothing, and its failure handled by no one.
+    if (signal?.aborted) throw signal.reason;
     const hash = createHash("sha256").update(JSON.stringify(config)).digest("base64url");
     const cached = this.tokens.get(endpointId);
     if (cached && cached.config === hash && !fresh && cached.expiresAt > Date.now()) return cached.token;
@@ -81,6 +85,8 @@ export class TokenCache {
           return got;
         })
         .finally(() => this.pending.delete(key));
+      // Its waiters each handle its failure; should all have given up, it is not unhandled.
+      fetching.catch(() => {});
       this.pending.set(key, fetching);
     }
     return (await untilAborted(fetching, signal)).token;
@@ -89,12 +95,12 @@ export class TokenCache {
   private keep(endpointId: string, entry: Cached & { config: string }): void {
     this.forget(endpointId);
     this.tokens.set(endpointId, entry);
-    this.chars += entry.token.length;
-    if (this.chars <= CACHE_CHARS_MAX) return;
+    this.size += entry.token.length + ENTRY_OVERHEAD;
+    if (this.size <= CACHE_SIZE_MAX) return;
     const now = Date.now();
     for (const [id, t] of this.tokens) if (t.expiresAt <= now) this.forget(id);
     for (const id of this.tokens.keys()) {
-      if (this.chars <= CACHE_CHARS_MAX) break;
+      if (this.size <= CACHE_SIZE_MAX) break;
       this.forget(id);
     }
   }
@@ -102,7 +108,7 @@ export class TokenCache {
   private forget(endpointId: string): void {
     const t = this.tokens.get(endpointId);
     if (!t) return;
-    this.chars -= t.token.length;
+    this.size -= t.token.length + ENTRY_OVERHEAD;
     this.tokens.delete(endpointId);
   }
 }

@@ -146,16 +146,14 @@ function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): Endpoint
   };
   for (const field of ["token_url", "client_id", "client_secret"] as const)
     if (!next[field]) throw invalid(`oauth2.${field}`, `oauth2 needs ${field}.`);
+  const tokenUrl = checkUrl(next.token_url!, "oauth2.token_url");
   // The saved secret goes only to the token server, and for the client, it was set for.
-  if (
-    kept &&
-    (originOf(next.token_url!) !== originOf(saved!.token_url) || next.client_id !== saved!.client_id)
-  )
+  if (kept && (originOf(tokenUrl) !== originOf(saved!.token_url) || next.client_id !== saved!.client_id))
     throw invalid(
       "oauth2.client_secret",
       "The token URL moves to another origin, or the client id changes: send the client secret again with it (a saved secret goes only where it was set for).",
     );
-  return { ...next, token_url: checkUrl(next.token_url!, "oauth2.token_url") } as EndpointAuth["oauth2"];
+  return { ...next, token_url: tokenUrl } as EndpointAuth["oauth2"];
 }
 
 /** What the API shows of a saved document. */

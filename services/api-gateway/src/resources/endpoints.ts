@@ -276,13 +276,17 @@ export const endpointRoutes: RouteSpec[] = [
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
       const input = await checkedInput(deps, account.id, body, found.app.operational);
-      if (input.url) {
-        checkHeadersFollow(found, input.url, input.headers);
-        checkTokenFollows(found, input.url, body.oauth2);
-      }
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
+        // Locked and read again first: what is kept (headers, secrets) is checked against the
+        // row as this update changes it, not as another update at once left it.
+        await tx.$executeRaw`SELECT 1 FROM endpoints WHERE id = ${found.id} FOR UPDATE`;
+        const current = await tx.endpoint.findUniqueOrThrow({ where: { id: found.id } });
+        if (input.url) {
+          checkHeadersFollow(current, input.url, input.headers);
+          checkTokenFollows(current, input.url, body.oauth2);
+        }
         // `disabled` first, by a conditional update: of requests disabling (or enabling) it at
         // once, only the one that changed it finds it changed, and tells of it.
         const flipped =
@@ -294,9 +298,13 @@ export const endpointRoutes: RouteSpec[] = [
             })
           ).count === 1;
         const headers = input.headers
-          ? sealHeaders(deps.secrets, found.id, keepRedacted(input.headers, openHeaders(deps.secrets, found)))
+          ? sealHeaders(
+              deps.secrets,
+              found.id,
+              keepRedacted(input.headers, openHeaders(deps.secrets, current)),
+            )
           : {};
-        const auth = authColumns(deps.secrets, found.id, body, openAuth(deps.secrets, found)) ?? {};
+        const auth = authColumns(deps.secrets, found.id, body, openAuth(deps.secrets, current)) ?? {};
         const endpoint = await tx.endpoint.update({
           where: { id: found.id },
           data: { ...input, ...headers, ...auth, updatedAt: new Date() },
@@ -307,7 +315,7 @@ export const endpointRoutes: RouteSpec[] = [
         if (flipped && body.disabled) notices.push(disabledByHand(found.id, endpoint.updatedAt));
         // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
         const enabled = flipped && body.disabled === false;
-        const moved = input.url !== undefined && input.url !== found.url;
+        const moved = input.url !== undefined && input.url !== current.url;
         if (!enabled && !moved) return { endpoint, told: await stageInPrisma(tx, notices) };
         const pauseEnded = await freshFlow(tx, found.id);
         // Told once the endpoint is sent to again: not while it stays disabled.
