@@ -28,3 +28,6 @@ export async function latenciesAt10PerSecond(
 
 /** The 99th percentile of sorted values (nearest rank). */
 export const p99 = (sorted: number[]) => sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+
+/** The median of sorted values (nearest rank). */
+export const median = (sorted: number[]) => sorted[Math.ceil(sorted.length * 0.5) - 1]!;
