@@ -77,7 +77,10 @@ const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_a
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)) END AS head_behind_fan_out,
     (SELECT count(*)::int FROM (SELECT 1 FROM attempts q WHERE q.endpoint_id = f.endpoint_id AND q.status = 'pending'
                                  LIMIT 2) x) AS fifo_queued
-  FROM attempts a WHERE a.endpoint_id = f.endpoint_id AND a.status = 'pending'
+  FROM attempts a
+  -- f.fifo here too: the join's condition is checked only after its lateral side ran, which for
+  -- an unordered endpoint of a busy app read its last seconds of events on every release.
+  WHERE f.fifo AND a.endpoint_id = f.endpoint_id AND a.status = 'pending'
   ORDER BY a.event_id, a.attempt_number LIMIT 1`;
 
 /**
