@@ -1,5 +1,5 @@
 import { idFloor } from "../ids.ts";
-import { inTransaction, type Pool, type PoolClient } from "../pool.ts";
+import { inTransaction, type Pool, type PoolClient, prepared } from "../pool.ts";
 import { type Admission, admit, type EndpointLimits, type Flow, type FlowSettings } from "./flow.ts";
 import { type FifoHead, laterEvent, orderingHold } from "./ordering.ts";
 import { releaseFast } from "./releaseFast.ts";
@@ -84,12 +84,14 @@ const FIFO_HEAD = `SELECT a.id AS head_id, a.event_id AS head_event_id, a.sent_a
   ORDER BY a.event_id, a.attempt_number LIMIT 1`;
 
 /**
- * Locks the flows (in id order; a poll skips those another dispatcher holds) and reads, with
- * each, the head of its queue: up to its in-flight limit + 1 attempts due (the statement's
- * snapshot: one another release took meanwhile is skipped when marked sent), and the time.
+ * The flows chosen by `where`, locked, each read with the head of its queue: up to its
+ * in-flight limit + 1 attempts due (the statement's snapshot: one another release took
+ * meanwhile is skipped when marked sent), and the time. Prepared: planning it (the partitioned
+ * attempts, several times over) cost more than running it, tens of ms under load.
  */
-async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSettings): Promise<LockedFlow[]> {
-  const head = (where: string, order: string, limit: string, lock: string) =>
+const lockedFlows = (name: string, where: string, order: string, limit: string, lock: string) =>
+  prepared(
+    name,
     `WITH f AS MATERIALIZED (
        SELECT ${FLOW_COLUMNS} FROM endpoint_flows f JOIN endpoints ep ON ep.id = f.endpoint_id
        WHERE ${where} ORDER BY f.${order} ${limit} ${lock}),
@@ -106,29 +108,36 @@ async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSetti
          ORDER BY a.scheduled_at, a.id
          LIMIT CASE WHEN f.deleted OR f.disabled THEN ${STALE_BATCH} ELSE LEAST(f.max_in_flight, $3::int) + 1 END) END AS ready
      FROM f CROSS JOIN ready_by LEFT JOIN LATERAL (${FIFO_HEAD}) h ON f.fifo
-     ORDER BY f.${order}`;
+     ORDER BY f.${order}`,
+  );
+/** The endpoints whose `next_release_at` has come, skipping those another dispatcher holds. */
+const LOCK_POLLED = lockedFlows(
+  "release-gate-poll",
+  "f.next_release_at <= clock_timestamp()",
+  "next_release_at",
+  "LIMIT $1",
+  "FOR NO KEY UPDATE OF f SKIP LOCKED",
+);
+/** The endpoints given, in id order. */
+const LOCK_GIVEN = lockedFlows(
+  "release-gate-given",
+  "f.endpoint_id = ANY($1)",
+  "endpoint_id",
+  "",
+  "FOR NO KEY UPDATE OF f",
+);
+
+/** Locks the flows (in id order; a poll skips those another dispatcher holds) and reads them with their queues' heads. */
+async function lockToRelease(tx: PoolClient, target: ReleaseTarget, s: FlowSettings): Promise<LockedFlow[]> {
   const due = "due" in target ? (target.due ?? []) : [];
   const fanOutFloor = idFloor("event", Date.now() - s.fifoFanOutWaitMs);
   if ("poll" in target) {
-    const { rows } = await tx.query<LockedFlow>(
-      head(
-        "f.next_release_at <= clock_timestamp()",
-        "next_release_at",
-        "LIMIT $1",
-        "FOR NO KEY UPDATE OF f SKIP LOCKED",
-      ),
-      [target.poll, due, s.maxInFlight, fanOutFloor],
-    );
+    const { rows } = await tx.query<LockedFlow>(LOCK_POLLED([target.poll, due, s.maxInFlight, fanOutFloor]));
     return rows;
   }
   const ids = [...new Set(target.endpoints)].sort();
   const select = (list: string[]) =>
-    tx.query<LockedFlow>(head("f.endpoint_id = ANY($1)", "endpoint_id", "", "FOR NO KEY UPDATE OF f"), [
-      list,
-      due,
-      s.maxInFlight,
-      fanOutFloor,
-    ]);
+    tx.query<LockedFlow>(LOCK_GIVEN([list, due, s.maxInFlight, fanOutFloor]));
   const { rows } = await select(ids);
   if (rows.length === ids.length) return rows;
   // Endpoints made before flows were (or by an older gateway): their rows, in id order too.
