@@ -235,6 +235,8 @@ describe("the portal journey", () => {
     await response.getByText("Status 500").waitFor();
     await response.getByRole("figure", { name: "Response body" }).getByText("boom").waitFor();
     await page.getByText("http_error").first().waitFor();
+    // The kind is told in words too, as the API reference's table tells it.
+    await page.getByText("The endpoint answered with a status other than 2xx.").waitFor();
     await view("portal-attempt");
   });
 

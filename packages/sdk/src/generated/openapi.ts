@@ -225,7 +225,7 @@ export type Attempt = {
   response_status: number | null;
   /** The first 4 KiB of the response body. */
   response_body: string | null;
-  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), … */
+  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -249,7 +249,7 @@ export type AttemptWithRequest = {
   response_status: number | null;
   /** The first 4 KiB of the response body. */
   response_body: string | null;
-  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), … */
+  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */

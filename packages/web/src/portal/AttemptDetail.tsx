@@ -3,6 +3,7 @@ import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import type { Attempt } from "../types.ts";
+import { errorKindMeaning } from "../ui/errorKinds.ts";
 import { useResource } from "../ui/hooks.ts";
 import { BodyBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";
@@ -65,7 +66,16 @@ export function AttemptDetail({ id }: { id: string }) {
           <dt>Response status</dt>
           <dd>{a.response_status ?? <span className="muted">No response</span>}</dd>
           <dt>Error kind</dt>
-          <dd className="mono">{a.error ?? <span className="muted">None</span>}</dd>
+          <dd>
+            {a.error ? (
+              <>
+                <span className="mono">{a.error}</span>
+                <ErrorKindMeaning kind={a.error} />
+              </>
+            ) : (
+              <span className="muted">None</span>
+            )}
+          </dd>
           <dt>Duration</dt>
           <dd>{a.duration_ms === null ? <span className="muted">—</span> : `${a.duration_ms} ms`}</dd>
           <dt>Trace id</dt>
@@ -150,4 +160,9 @@ function HeaderTable({ headers, caption }: { headers: [string, string][]; captio
       </table>
     </div>
   );
+}
+
+function ErrorKindMeaning({ kind }: { kind: string }) {
+  const meaning = errorKindMeaning(kind);
+  return meaning ? <span className="muted"> — {meaning}</span> : null;
 }

@@ -90,7 +90,7 @@ const attemptSchema: Schema = {
     error: {
       type: ["string", "null"],
       description:
-        "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), …",
+        "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), …",
     },
     duration_ms: { type: ["integer", "null"] },
     trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },
