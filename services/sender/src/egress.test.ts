@@ -1,6 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { createServer, get, type Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "./config.ts";
-import { parseNoProxy } from "./egress.ts";
+import { egressAgents, ProxyError, parseNoProxy } from "./egress.ts";
 
 describe("EGRESS_NO_PROXY", () => {
   it("matches names and their subdomains, host:port, addresses, CIDRs and *", () => {
@@ -43,5 +45,80 @@ describe("the egress settings", () => {
     expect(loadConfig({ ...base, EGRESS_PROXY_URL: "http://proxy:3128" }).egressProxyUrl?.host).toBe(
       "proxy:3128",
     );
+  });
+});
+
+describe("a webhook through the proxy", () => {
+  // An endpoint on 127.0.0.1 only, and a CONNECT proxy that says what it was asked for.
+  const asked: string[] = [];
+  let refuse = 0;
+  let endpoint: Server;
+  let proxy: Server;
+  beforeAll(async () => {
+    endpoint = createServer((_req, res) => res.end("ok"));
+    proxy = createServer((_req, res) => res.writeHead(405).end());
+    proxy.on("connect", (req, client) => {
+      asked.push(String(req.url));
+      if (refuse) return client.end(`HTTP/1.1 ${refuse} No\r\n\r\n`);
+      const [host, port] = String(req.url).split(":");
+      const upstream = connect({ host, port: Number(port) }, () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.pipe(client).pipe(upstream);
+      });
+      upstream.on("error", () => client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"));
+    });
+    for (const s of [endpoint, proxy]) await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  });
+  afterAll(() => {
+    for (const s of [endpoint, proxy]) s.close();
+  });
+
+  /** GET through the proxied agent, the endpoint's name resolving to `addresses`. */
+  function fetchVia(addresses: string[]): Promise<string> {
+    const agents = egressAgents(
+      {},
+      new URL(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`),
+      parseNoProxy(""),
+      5000,
+    );
+    const lookup = (
+      _h: string,
+      _o: object,
+      cb: (e: null, a: { address: string; family: number }[]) => void,
+    ) =>
+      cb(
+        null,
+        addresses.map((address) => ({ address, family: 4 })),
+      );
+    return new Promise((resolve, reject) => {
+      const port = (endpoint.address() as AddressInfo).port;
+      get({ host: "hooks.test", port, path: "/", agent: agents.http, lookup } as never, (res) => {
+        res.setEncoding("utf8");
+        let body = "";
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve(body));
+      }).on("error", reject);
+    });
+  }
+
+  it("tries the endpoint's next address when the proxy cannot reach one, as a direct connection would", async () => {
+    asked.length = 0;
+    const port = (endpoint.address() as AddressInfo).port;
+    // Nothing listens on 127.0.0.2: the proxy answers 502 for it, and the next address is asked for.
+    expect(await fetchVia(["127.0.0.2", "127.0.0.1"])).toBe("ok");
+    expect(asked).toEqual([`127.0.0.2:${port}`, `127.0.0.1:${port}`]);
+  });
+
+  it("asks for no other address when the proxy itself fails, and at most four", async () => {
+    asked.length = 0;
+    refuse = 407;
+    await expect(fetchVia(["127.0.0.2", "127.0.0.1"])).rejects.toBeInstanceOf(ProxyError);
+    expect(asked).toHaveLength(1);
+    refuse = 0;
+    asked.length = 0;
+    await expect(fetchVia(Array.from({ length: 6 }, (_, i) => `127.0.0.${i + 2}`))).rejects.toMatchObject({
+      code: "ECONNREFUSED",
+    });
+    expect(asked).toHaveLength(4);
   });
 });

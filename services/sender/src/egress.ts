@@ -166,7 +166,18 @@ function tunnel(proxy: URL, auth: string, target: string, timeoutMs: number): Pr
   });
 }
 
-/** The endpoint's address, resolved here with the request's lookup (the guarded one), then the tunnel to it. */
+/** Addresses of one endpoint tried through the proxy at most, each a CONNECT the proxy makes. */
+const ADDRESSES_MAX = 4;
+
+/** The proxy could not reach this address of the endpoint (it answered 502, 503 or 504): another may do. */
+const unreachable = (err: unknown) => (err as { code?: string }).code === "ECONNREFUSED";
+
+/**
+ * The endpoint's addresses, resolved here with the request's lookup (the guarded one), then a
+ * tunnel to the first the proxy can reach, as a direct connection tries each address in turn:
+ * at most ADDRESSES_MAX, all within `timeoutMs`. Any other failure (the proxy's own, a timeout,
+ * a refusal by its policy) ends the tries: another address would fare no better.
+ */
 async function throughProxy(
   proxy: URL,
   auth: string,
@@ -176,14 +187,26 @@ async function throughProxy(
   const host = (options.host ?? options.hostname ?? "localhost").replace(/^\[|\]$/g, "");
   const port = Number(options.port);
   const look = (options.lookup ?? dnsLookup) as Lookup;
-  const address = isIP(host)
-    ? host
-    : await new Promise<string>((resolve, reject) =>
-        look(host, {}, (err, found) =>
-          err ? reject(err) : resolve(typeof found === "string" ? found : found[0]!.address),
+  const addresses = isIP(host)
+    ? [host]
+    : await new Promise<string[]>((resolve, reject) =>
+        look(host, { all: true }, (err, found) =>
+          err ? reject(err) : resolve(typeof found === "string" ? [found] : found.map((a) => a.address)),
         ),
       );
-  return tunnel(proxy, auth, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, timeoutMs);
+  const deadline = Date.now() + timeoutMs;
+  let failure: unknown = withCode(`${host} resolved to no address`, "ENOTFOUND");
+  for (const address of addresses.slice(0, ADDRESSES_MAX)) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    try {
+      return await tunnel(proxy, auth, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, left);
+    } catch (err) {
+      if (!unreachable(err)) throw err;
+      failure = err;
+    }
+  }
+  throw failure;
 }
 
 const hostOf = (options: ConnectOptions) => (options.host ?? options.hostname ?? "").replace(/^\[|\]$/g, "");
