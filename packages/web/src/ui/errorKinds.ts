@@ -16,4 +16,5 @@ const MEANINGS: Record<string, string> = {
   invalid_url: "The URL does not parse.",
 };
 
-export const errorKindMeaning = (kind: string): string | null => MEANINGS[kind] ?? null;
+export const errorKindMeaning = (kind: string): string | null =>
+  Object.hasOwn(MEANINGS, kind) ? MEANINGS[kind]! : null;
