@@ -1,5 +1,5 @@
 import { createServer, get, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import { type AddressInfo, connect, isIP } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "./config.ts";
 import { egressAgents, ProxyError, parseNoProxy } from "./egress.ts";
@@ -60,6 +60,8 @@ describe("a webhook through the proxy", () => {
     proxy.on("connect", (req, client) => {
       asked.push(String(req.url));
       if (refuse) return client.end(`HTTP/1.1 ${refuse} No\r\n\r\n`);
+      // No IPv6 beyond this proxy: it cannot reach such an address.
+      if (String(req.url).startsWith("[")) return client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
       const [host, port] = String(req.url).split(":");
       const upstream = connect({ host, port: Number(port) }, () => {
         client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -88,7 +90,7 @@ describe("a webhook through the proxy", () => {
     ) =>
       cb(
         null,
-        addresses.map((address) => ({ address, family: 4 })),
+        addresses.map((address) => ({ address, family: isIP(address) })),
       );
     return new Promise((resolve, reject) => {
       const port = (endpoint.address() as AddressInfo).port;
@@ -109,10 +111,22 @@ describe("a webhook through the proxy", () => {
     expect(asked).toEqual([`127.0.0.2:${port}`, `127.0.0.1:${port}`]);
   });
 
+  it("tries the families in turns, so four IPv6 addresses first do not hide the IPv4 one", async () => {
+    asked.length = 0;
+    const port = (endpoint.address() as AddressInfo).port;
+    expect(await fetchVia(["::2", "::3", "::4", "::5", "127.0.0.1"])).toBe("ok");
+    expect(asked).toEqual([`[::2]:${port}`, `127.0.0.1:${port}`]);
+  });
+
   it("asks for no other address when the proxy itself fails, and at most four", async () => {
     asked.length = 0;
     refuse = 407;
     await expect(fetchVia(["127.0.0.2", "127.0.0.1"])).rejects.toBeInstanceOf(ProxyError);
+    expect(asked).toHaveLength(1);
+    // A 503 may be the proxy's own load: the endpoint's failure, but no more addresses asked of it.
+    asked.length = 0;
+    refuse = 503;
+    await expect(fetchVia(["127.0.0.2", "127.0.0.1"])).rejects.toMatchObject({ code: "ECONNREFUSED" });
     expect(asked).toHaveLength(1);
     refuse = 0;
     asked.length = 0;

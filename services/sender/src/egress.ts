@@ -146,9 +146,13 @@ function tunnel(proxy: URL, auth: string, target: string, timeoutMs: number): Pr
         return resolve(socket);
       }
       // The proxy could not reach the endpoint: the endpoint's failure, as directly.
+      // A 502 or 504 is of this address: the endpoint's next may do. A 503 may be the proxy's own load.
       if (status === 502 || status === 503 || status === 504)
         return fail(
-          withCode(`the egress proxy could not reach ${target} (it answered ${status})`, "ECONNREFUSED"),
+          Object.assign(
+            withCode(`the egress proxy could not reach ${target} (it answered ${status})`, "ECONNREFUSED"),
+            { nextAddress: status !== 503 },
+          ),
         );
       // The proxy's policy refuses this destination: the endpoint's, whatever it asks of it.
       if (status === 403)
@@ -168,15 +172,26 @@ function tunnel(proxy: URL, auth: string, target: string, timeoutMs: number): Pr
 
 /** Addresses of one endpoint tried through the proxy at most, each a CONNECT the proxy makes. */
 const ADDRESSES_MAX = 4;
+/** A next address is not tried with less time left than this: it could only time out, and be misnamed. */
+const NEXT_TRY_MIN_MS = 250;
 
-/** The proxy could not reach this address of the endpoint (it answered 502, 503 or 504): another may do. */
-const unreachable = (err: unknown) => (err as { code?: string }).code === "ECONNREFUSED";
+/** The proxy could not reach this address of the endpoint (502 or 504): another may do. */
+const tryNext = (err: unknown) => (err as { nextAddress?: boolean }).nextAddress === true;
+
+/** The two families in turns, the resolver's first family first, as a direct connection tries them. */
+function inTurns(addresses: LookupAddress[]): string[] {
+  const first = addresses[0]?.family;
+  const [a, b] = [addresses.filter((x) => x.family === first), addresses.filter((x) => x.family !== first)];
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]])
+    .flat()
+    .flatMap((x) => (x ? [x.address] : []));
+}
 
 /**
  * The endpoint's addresses, resolved here with the request's lookup (the guarded one), then a
- * tunnel to the first the proxy can reach, as a direct connection tries each address in turn:
- * at most ADDRESSES_MAX, all within `timeoutMs`. Any other failure (the proxy's own, a timeout,
- * a refusal by its policy) ends the tries: another address would fare no better.
+ * tunnel to the first the proxy can reach, the families in turns, as a direct connection tries
+ * them: at most ADDRESSES_MAX, all within `timeoutMs` of the start. Any other failure (the
+ * proxy's own, a timeout, a refusal by its policy or a 503) ends the tries.
  */
 async function throughProxy(
   proxy: URL,
@@ -184,6 +199,7 @@ async function throughProxy(
   options: ConnectOptions,
   timeoutMs: number,
 ): Promise<Socket> {
+  const deadline = Date.now() + timeoutMs;
   const host = (options.host ?? options.hostname ?? "localhost").replace(/^\[|\]$/g, "");
   const port = Number(options.port);
   const look = (options.lookup ?? dnsLookup) as Lookup;
@@ -191,18 +207,18 @@ async function throughProxy(
     ? [host]
     : await new Promise<string[]>((resolve, reject) =>
         look(host, { all: true }, (err, found) =>
-          err ? reject(err) : resolve(typeof found === "string" ? [found] : found.map((a) => a.address)),
+          err ? reject(err) : resolve(typeof found === "string" ? [found] : inTurns(found)),
         ),
       );
-  const deadline = Date.now() + timeoutMs;
+  if (Date.now() >= deadline) throw withCode(`${host} took the attempt's time to resolve`, "ETIMEDOUT");
   let failure: unknown = withCode(`${host} resolved to no address`, "ENOTFOUND");
-  for (const address of addresses.slice(0, ADDRESSES_MAX)) {
+  for (const [i, address] of addresses.slice(0, ADDRESSES_MAX).entries()) {
     const left = deadline - Date.now();
-    if (left <= 0) break;
+    if (i > 0 && left < NEXT_TRY_MIN_MS) break;
     try {
       return await tunnel(proxy, auth, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, left);
     } catch (err) {
-      if (!unreachable(err)) throw err;
+      if (!tryNext(err)) throw err;
       failure = err;
     }
   }
