@@ -9,7 +9,7 @@ import { checkView, portalLink } from "../support/portal.ts";
  * An endpoint's authentication in the portal, in Chromium: a client certificate and key and
  * OAuth2 client credentials set through the form, shown on its page without the key or the
  * secret, a mismatched key refused at its field, and a saved secret kept when its box is left
- * empty. The gateway alone: nothing is delivered (test/delivery/endpointAuth.test.ts delivers).
+ * empty. The gateway alone: nothing is delivered (test/delivery/endpointMtls.test.ts and endpointOAuth2.test.ts deliver).
  */
 let gw: TestGateway;
 let browser: Browser;
