@@ -85,12 +85,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   const relay = new RelayClient(broker);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
-    agents: egressAgents(
-      agentOptions,
-      config.egressProxyUrl,
-      parseNoProxy(config.egressNoProxy),
-      config.attemptTimeoutMs,
-    ),
+    agents: egressAgents(agentOptions, config.egressProxyUrl, parseNoProxy(config.egressNoProxy)),
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,
@@ -184,8 +179,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       await broker.stopConsuming();
       await relay.close();
       await broker.close();
-      options.agents.http.destroy();
-      options.agents.https.destroy();
+      options.agents.destroy();
       if (health) await closeServer(health);
     },
   };

@@ -1,5 +1,4 @@
-import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
-import type { Agent as HttpsAgent } from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
 import type { RelayClient } from "@herald/broker";
 import {
   type AttemptCompletedV1,
@@ -16,6 +15,7 @@ import {
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
+import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
@@ -25,7 +25,8 @@ export const BODY_LIMIT = 4096;
 
 export type DeliverOptions = {
   secrets: SecretBox;
-  agents: { http: HttpAgent; https: HttpsAgent };
+  /** The agents, by the attempt's timeout (egress.ts). */
+  agents: EgressAgents;
   /** The longest an attempt may take here (ATTEMPT_TIMEOUT); a request may ask for less. */
   timeoutMs: number;
   allowPrivate: boolean;
@@ -75,7 +76,7 @@ function clientFor(options: DeliverOptions, timeoutMs: number): Got {
       followRedirect: false,
       throwHttpErrors: false,
       retry: { limit: 0 },
-      agent: options.agents,
+      agent: options.agents.of(timeoutMs),
       ...(options.allowPrivate ? {} : { dnsLookup: guardedLookup as never }),
     });
     byTimeout.set(timeoutMs, client);

@@ -75,14 +75,13 @@ describe("a webhook through the proxy", () => {
     for (const s of [endpoint, proxy]) s.close();
   });
 
-  /** GET through the proxied agent, the endpoint's name resolving to `addresses`. */
-  function fetchVia(addresses: string[]): Promise<string> {
+  /** GET through the proxied agents of a timeout, the endpoint's name resolving to `addresses`. */
+  function fetchVia(addresses: string[], timeoutMs = 5000, through: Server = proxy): Promise<string> {
     const agents = egressAgents(
       {},
-      new URL(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`),
+      new URL(`http://127.0.0.1:${(through.address() as AddressInfo).port}`),
       parseNoProxy(""),
-      5000,
-    );
+    ).of(timeoutMs);
     const lookup = (
       _h: string,
       _o: object,
@@ -134,5 +133,28 @@ describe("a webhook through the proxy", () => {
       code: "ECONNREFUSED",
     });
     expect(asked).toHaveLength(4);
+  });
+
+  it("gives a tunnel no longer than its attempt's timeout, whatever the longest attempt may take", async () => {
+    // A proxy that accepts the connection and never answers CONNECT: only the tunnel's deadline ends it.
+    const silent = createServer();
+    silent.on("connection", (socket) => socket.on("error", () => {}));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      // Connected, a proxy waits on the endpoint before it answers: the endpoint's timeout.
+      await expect(fetchVia(["127.0.0.1"], 300, silent)).rejects.toMatchObject({
+        code: "ETIMEDOUT",
+        message: expect.stringContaining("within 300 ms"),
+      });
+    } finally {
+      silent.close();
+    }
+    const agents = egressAgents({}, new URL("http://127.0.0.1:1"), parseNoProxy(""));
+    expect(agents.of(300)).toBe(agents.of(300));
+    expect(agents.of(300)).not.toBe(agents.of(5000));
+    const direct = egressAgents({}, null, parseNoProxy(""));
+    expect(direct.of(300)).toBe(direct.of(5000));
+    agents.destroy();
+    direct.destroy();
   });
 });

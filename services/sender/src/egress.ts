@@ -227,27 +227,67 @@ async function throughProxy(
 
 const hostOf = (options: ConnectOptions) => (options.host ?? options.hostname ?? "").replace(/^\[|\]$/g, "");
 
-/** The sender's HTTP and HTTPS agents: direct, or through the proxy for hosts not on `noProxy`. */
-export function egressAgents(
+type Agents = { http: HttpAgent; https: HttpsAgent };
+
+/**
+ * The sender's HTTP and HTTPS agents, for attempts of one timeout. Through the proxy, a tunnel
+ * is given no longer than its attempt: got's own timeout cannot end a request that is still
+ * waiting for its connection (Node hands the request its error only once the agent gives it a
+ * socket), so the tunnel's deadline is the attempt's.
+ */
+export type EgressAgents = {
+  /** The agents for attempts of `timeoutMs`, made at first use: timeouts are few (ATTEMPT_TIMEOUT). */
+  of(timeoutMs: number): Agents;
+  destroy(): void;
+};
+
+/** Direct, or through the proxy for hosts not on `noProxy`. */
+export function egressAgents(options: AgentOptions, proxy: URL | null, noProxy: NoProxy): EgressAgents {
+  const made = new Map<number, Agents>();
+  const destroy = () => {
+    for (const agents of made.values()) {
+      agents.http.destroy();
+      agents.https.destroy();
+    }
+  };
+  if (!proxy) {
+    const agents = { http: new HttpAgent(options), https: new HttpsAgent(options) };
+    made.set(0, agents);
+    return { of: () => agents, destroy };
+  }
+  const auth = proxyAuthorization(proxy);
+  return {
+    of(timeoutMs) {
+      let agents = made.get(timeoutMs);
+      if (!agents) {
+        agents = proxiedAgents(options, proxy, auth, noProxy, timeoutMs);
+        made.set(timeoutMs, agents);
+      }
+      return agents;
+    },
+    destroy,
+  };
+}
+
+function proxiedAgents(
   options: AgentOptions,
-  proxy: URL | null,
+  proxy: URL,
+  auth: string,
   noProxy: NoProxy,
   timeoutMs: number,
-): { http: HttpAgent; https: HttpsAgent } {
-  if (!proxy) return { http: new HttpAgent(options), https: new HttpsAgent(options) };
-  const auth = proxyAuthorization(proxy);
+): Agents {
   const direct = (o: ConnectOptions) => noProxy(hostOf(o), Number(o.port));
   class ProxiedHttpAgent extends HttpAgent {
     override createConnection(o: ConnectOptions, callback: Callback): Duplex | undefined {
       if (direct(o)) return super.createConnection(o as never, callback as never) as Duplex;
-      throughProxy(proxy!, auth, o, timeoutMs).then((socket) => callback(null, socket), callback);
+      throughProxy(proxy, auth, o, timeoutMs).then((socket) => callback(null, socket), callback);
       return undefined;
     }
   }
   class ProxiedHttpsAgent extends HttpsAgent {
     override createConnection(o: ConnectOptions, callback: Callback): Duplex | undefined {
       if (direct(o)) return super.createConnection(o as never, callback as never) as Duplex;
-      throughProxy(proxy!, auth, o, timeoutMs).then((socket) => {
+      throughProxy(proxy, auth, o, timeoutMs).then((socket) => {
         const host = hostOf(o);
         let secured: Duplex;
         try {
