@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { isTransientDbError } from "@herald/db/errors";
-import { createPool, inTransaction, prepared } from "@herald/db/pool";
+import { createPool, inTransaction, POOL_IDLE_MS, prepared } from "@herald/db/pool";
 import type pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase } from "./support/isolation.ts";
 
 /**
@@ -87,6 +87,34 @@ describe("a prepared statement whose result type a migration changed", () => {
       }
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe("a pooled connection idle between bursts", () => {
+  it("keeps its prepared statements for minutes, not pg's 10 s, and is closed after POOL_IDLE_MS", async () => {
+    const db = await createTestDatabase();
+    const pool = createPool(db.url, 2);
+    const probe = prepared("idle-probe", "SELECT pg_backend_pid() AS pid");
+    const run = async () => {
+      const { rows } = await pool.query<{ pid: number }>(probe([]));
+      const { rows: kept } = await pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements");
+      return { pid: rows[0]!.pid, kept: kept.map((r) => r.name) };
+    };
+    // Only the pool's idle timers are faked: the connection's own I/O goes on as it would.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const first = await run();
+      expect(pool.idleCount).toBe(1);
+      vi.advanceTimersByTime(60_000);
+      expect(pool.idleCount).toBe(1);
+      expect(await run()).toEqual({ pid: first.pid, kept: ["idle-probe"] });
+      vi.advanceTimersByTime(POOL_IDLE_MS + 1);
+      expect(pool.totalCount).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      await pool.end();
+      await db.drop();
     }
   });
 });
