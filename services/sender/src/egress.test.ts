@@ -141,11 +141,13 @@ describe("a webhook through the proxy", () => {
     silent.on("connection", (socket) => socket.on("error", () => {}));
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
     try {
-      // Connected, a proxy waits on the endpoint before it answers: the endpoint's timeout.
-      await expect(fetchVia(["127.0.0.1"], 300, silent)).rejects.toMatchObject({
-        code: "ETIMEDOUT",
-        message: expect.stringContaining("within 300 ms"),
-      });
+      // Connected, a proxy waits on the endpoint before it answers: the endpoint's timeout, its
+      // budget what was left of the attempt's 300 ms once the name was resolved.
+      const err = await fetchVia(["127.0.0.1"], 300, silent).catch((e: Error & { code?: string }) => e);
+      expect(err).toMatchObject({ code: "ETIMEDOUT" });
+      const budget = Number(/within (\d+) ms/.exec(String((err as Error).message))?.[1]);
+      expect(budget).toBeGreaterThan(0);
+      expect(budget).toBeLessThanOrEqual(300);
     } finally {
       silent.close();
     }
