@@ -8,8 +8,10 @@ import { checkView, portalLink } from "../support/portal.ts";
 /**
  * An endpoint's authentication in the portal, in Chromium: a client certificate and key and
  * OAuth2 client credentials set through the form, shown on its page without the key or the
- * secret, a mismatched key refused at its field, and a saved secret kept when its box is left
- * empty. The gateway alone: nothing is delivered (test/delivery/endpointMtls.test.ts and endpointOAuth2.test.ts deliver).
+ * secret, a mismatched key refused at its field, a saved secret kept when its box is left
+ * empty, and asked for again when the token URL changes or the URL moves to another site. The
+ * gateway alone: nothing is delivered (test/delivery/endpointMtls.test.ts and
+ * endpointOAuth2.test.ts deliver).
  */
 let gw: TestGateway;
 let browser: Browser;
@@ -93,9 +95,31 @@ describe("an endpoint's authentication in the portal", () => {
     expect(open(resealed).oauth2.client_secret).toBe("first-secret");
     expect(open(resealed).tls).toEqual(open(sealed).tls);
 
+    // Another token URL, on the same site too: the form asks for the secret again, and without
+    // it nothing is saved.
+    await page.goto(`${gw.url}/portal/endpoints/${id}/edit`);
+    const secretBox = editAuth.getByLabel("OAuth2 client secret");
+    expect(await secretBox.getAttribute("required")).toBeNull();
+    await editAuth.getByLabel("OAuth2 token endpoint").fill("https://auth.example.com/echo/token");
+    await editAuth.getByText("The token URL changed: type the client secret again to save.").waitFor();
+    expect(await secretBox.getAttribute("required")).not.toBeNull();
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    await edit.locator(".field-error").getByText("The token URL changes", { exact: false }).waitFor();
+    watched.expectOnly([/status of 400/]);
+    await checkView(watched, "portal-endpoint-auth-token-url");
+    expect((await gw.request("GET", `/v3/endpoints/${id}`)).body.oauth2.token_url).toBe(
+      "https://auth.example.com/oauth/token",
+    );
+    // Set back, the form asks for nothing.
+    await editAuth.getByLabel("OAuth2 token endpoint").fill("https://auth.example.com/oauth/token");
+    await editAuth.getByText("Saved. Leave empty to keep it.").waitFor();
+
     // The URL moves to another site: the saved secret does not follow unless typed again.
     await page.goto(`${gw.url}/portal/endpoints/${id}/edit`);
     await edit.getByLabel("URL", { exact: true }).fill("https://elsewhere.example.net/secured");
+    await editAuth
+      .getByText("The URL moves to another site: type the client secret again", { exact: false })
+      .waitFor();
     await edit.getByRole("button", { name: "Save changes" }).click();
     await edit
       .locator(".field-error")

@@ -31,8 +31,27 @@ beforeAll(async () => {
   auth = await startAuthSystem();
   ({ sys, f, db, verified, lastAttempt, receiver } = auth);
   const tokens = createHttpServer(async (req, res) => {
-    const form = new URLSearchParams(await read(req));
+    const raw = await read(req);
+    const form = new URLSearchParams(raw);
     tokenServer.requests.push({ auth: req.headers.authorization, form });
+    // A token server that refuses by repeating the request it read, as some do.
+    const echoed = `could not read ${raw} (authorization: ${req.headers.authorization ?? "none"})`;
+    if (req.url === "/echo/json") {
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: "invalid_request", error_description: echoed }));
+      return;
+    }
+    if (req.url === "/echo/form") {
+      res
+        .writeHead(400, { "content-type": "application/x-www-form-urlencoded" })
+        .end(new URLSearchParams({ error: "invalid_client", error_description: echoed }).toString());
+      return;
+    }
+    if (req.url === "/echo/text") {
+      res.writeHead(400, { "content-type": "text/plain" }).end(`Bad request: ${echoed}\n${"x".repeat(2000)}`);
+      return;
+    }
     if (tokenServer.refuse) {
       res.writeHead(400, { "content-type": "application/json" }).end('{"error":"invalid_client"}');
       return;
@@ -178,8 +197,35 @@ describe("OAuth2 client credentials", () => {
     // A token URL that is no URL is told as such, not as a move.
     const ftp = await update({ oauth2: { token_url: "ftp://example.com/token" } });
     expect(ftp.body.error.param).toBe("oauth2.token_url");
-    // The same origin keeps it; with the secret sent again, or oauth2 removed, the move is made.
-    expect((await update({ oauth2: { token_url: `${tokenUrl}?v=2` } })).status).toBe(200);
+    // Any other token URL, on the same origin too (another path there may repeat what it is
+    // sent), needs the secret again; the same URL, written otherwise, does not.
+    const origin = new URL(tokenUrl).origin;
+    for (const token_url of [
+      `${origin}/echo/json`,
+      `${tokenUrl}?v=2`,
+      `${tokenUrl}/`,
+      `${tokenUrl}#v2`,
+      `${origin}/OAuth/token`,
+      `${origin.replace("127.0.0.1", "localhost")}/oauth/token`,
+    ]) {
+      const res = await update({ oauth2: { token_url } });
+      expect(res.status, token_url).toBe(400);
+      expect(res.body.error.param).toBe("oauth2.client_secret");
+      expect(res.body.error.message).toContain("token URL changes");
+    }
+    expect(
+      (
+        await update({
+          oauth2: { token_url: tokenUrl.toUpperCase().replace("/OAUTH/TOKEN", "/oauth/token") },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await update({ oauth2: { token_url: tokenUrl, scope: "y" } })).status).toBe(200);
+    expect((await sys.request("GET", `/v3/endpoints/${ep}`)).body.oauth2.token_url).toBe(tokenUrl);
+    // With the secret sent again, or oauth2 removed, the move is made.
+    expect((await update({ oauth2: { token_url: `${tokenUrl}?v=2`, client_secret: "again" } })).status).toBe(
+      200,
+    );
     const moved = await update({ oauth2: { token_url: elsewhere, client_secret: "new" } });
     expect(moved.status).toBe(200);
     expect(moved.body.oauth2.token_url).toBe(elsewhere);
@@ -210,6 +256,48 @@ describe("OAuth2 client credentials", () => {
     const res = await move;
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body.error.param).toBe("oauth2.client_secret");
+  });
+
+  it("records of a refusal only its status, error and description, cut short, with the credentials sent scrubbed", async () => {
+    const origin = new URL(tokenUrl).origin;
+    const secret = "echo-s3cret:&/+ x";
+    for (const [path, client_auth, says] of [
+      ["/echo/json", "basic", "invalid_request (could not read"],
+      ["/echo/json", "post", "invalid_request (could not read"],
+      ["/echo/form", "basic", "invalid_client (could not read"],
+      ["/echo/form", "post", "invalid_client (could not read"],
+      ["/echo/text", "post", null],
+    ] as const) {
+      receiver.on("/echoed", { status: 200 });
+      const ep = await f.endpoint("/echoed", {
+        oauth2: { token_url: `${origin}${path}`, client_id: "echoer", client_secret: secret, client_auth },
+      });
+      const id = await f.send("invoice.paid", { n: 9 });
+      await expect.poll(() => f.status(id, ep), POLL).toBe("failed");
+      const attempt = await lastAttempt(id, ep);
+      const what = `${path} ${client_auth}: ${attempt.response_body}`;
+      expect(attempt.error, what).toBe("auth_error");
+      expect(attempt.response_status, what).toBeNull();
+      // What was sent, in every form the token server may have seen it.
+      const formEncoded = encodeURIComponent(secret).replace(/%20/g, "+");
+      const basic = Buffer.from(`echoer:${formEncoded}`).toString("base64");
+      for (const credential of [
+        secret,
+        encodeURIComponent(secret),
+        new URLSearchParams({ s: secret }).toString().slice(2),
+        formEncoded,
+        basic,
+      ])
+        expect(attempt.response_body, what).not.toContain(credential);
+      expect(attempt.response_body, what).not.toContain("s3cret");
+      expect(attempt.response_body.length, what).toBeLessThanOrEqual(320);
+      if (says) {
+        expect(attempt.response_body, what).toMatch(/^the token endpoint answered HTTP 400: /);
+        expect(attempt.response_body, what).toContain(says);
+        if (client_auth === "post") expect(attempt.response_body, what).toContain("client_secret=[redacted]");
+        else expect(attempt.response_body, what).toContain("authorization: Basic [redacted]");
+      } else expect(attempt.response_body, what).toBe("the token endpoint answered HTTP 400");
+    }
   });
 
   it("reports a token server that cannot be reached as the network's error, which pausing counts", async () => {

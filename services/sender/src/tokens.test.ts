@@ -85,4 +85,69 @@ describe("OAuth2 tokens and the SSRF guard", () => {
       server.close();
     }
   });
+
+  it("tells of a refusal only its error and description, cut short, with the secret sent scrubbed", async () => {
+    let answer = { type: "application/json", body: "" };
+    let asked = { auth: "", form: "" };
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        asked = { auth: req.headers.authorization ?? "", form: Buffer.concat(chunks).toString() };
+        const body = answer.body
+          .replace("{form}", asked.form)
+          .replace("{auth}", asked.auth)
+          .replace("{encoded}", encodeURIComponent(`${asked.form} ${asked.auth}`));
+        res.writeHead(401, { "content-type": answer.type }).end(body);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+    const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: false });
+    const secret = "Pa ss:/&+é";
+    const refused = async (client_auth: "basic" | "post") => {
+      const tokens = new TokenCache(5000);
+      const oauth2 = { token_url: url, client_id: "id", client_secret: secret, client_auth };
+      const err = await tokens.token("ep_3", oauth2, client, true, false).catch((e: Error) => e);
+      expect(err).toMatchObject({ code: "HERALD_AUTH_ERROR", kind: "auth_error" });
+      return (err as Error).message;
+    };
+    const json = (o: object) => ({ type: "application/json", body: JSON.stringify(o) });
+    try {
+      answer = json({ error: "invalid_client", error_description: "got {form} and {auth}" });
+      expect(await refused("post")).toBe(
+        "the token endpoint answered HTTP 401: invalid_client (got grant_type=client_credentials&client_id=id&client_secret=[redacted] and)",
+      );
+      expect(await refused("basic")).toBe(
+        "the token endpoint answered HTTP 401: invalid_client (got grant_type=client_credentials and Basic [redacted])",
+      );
+      // Decoded, in any case, the secret is scrubbed too.
+      answer = json({ error: "invalid_client", error_description: `no client for ${secret.toUpperCase()}` });
+      expect(await refused("post")).toBe(
+        "the token endpoint answered HTTP 401: invalid_client (no client for [redacted])",
+      );
+      // Form-encoded, as some servers answer.
+      answer = {
+        type: "application/x-www-form-urlencoded",
+        body: "error=invalid_request&error_description=bad+{encoded}",
+      };
+      expect(await refused("post")).toBe(
+        "the token endpoint answered HTTP 401: invalid_request (bad grant_type=client_credentials&client_id=id&client_secret=[redacted])",
+      );
+      // Cut short, control characters as spaces; an error alone; and nothing of anything else.
+      answer = json({ error: `e\n${"r".repeat(100)}`, error_description: "d".repeat(1000) });
+      const long = await refused("basic");
+      expect(long).toBe(`the token endpoint answered HTTP 401: e ${"r".repeat(61)}… (${"d".repeat(199)}…)`);
+      answer = json({ error: "unauthorized_client" });
+      expect(await refused("basic")).toBe("the token endpoint answered HTTP 401: unauthorized_client");
+      for (const body of ["<html>{form} {auth}</html>", "{form}", '{"message":"{auth}"}', '["{auth}"]', ""]) {
+        answer = { type: "text/html", body };
+        expect(await refused("post"), body).toBe("the token endpoint answered HTTP 401");
+        expect(await refused("basic"), body).toBe("the token endpoint answered HTTP 401");
+      }
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });

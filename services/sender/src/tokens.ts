@@ -146,9 +146,7 @@ async function fetchToken(
     accept: "application/json",
   };
   if ((config.client_auth ?? "basic") === "basic") {
-    // RFC 6749 §2.3.1: each part form-encoded before Basic.
-    const part = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
-    headers.authorization = `Basic ${Buffer.from(`${part(config.client_id)}:${part(config.client_secret)}`).toString("base64")}`;
+    headers.authorization = `Basic ${basicCredentials(config)}`;
   } else {
     form.set("client_id", config.client_id);
     form.set("client_secret", config.client_secret);
@@ -163,7 +161,7 @@ async function fetchToken(
     throw new TokenError(`the token endpoint could not be reached (${kind})`, kind);
   }
   if (res.status < 200 || res.status >= 300)
-    throw new TokenError(`the token endpoint answered HTTP ${res.status}${refusal(res.body)}`);
+    throw new TokenError(`the token endpoint answered HTTP ${res.status}${refusal(res.body, config)}`);
   // Nothing of a 2xx answer is repeated: it may hold a token, and attempts are read by many.
   const problem = (why: string) => new TokenError(`the token endpoint ${why}`);
   let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } | null;
@@ -180,7 +178,9 @@ async function fetchToken(
   if (!TOKEN_CHARS.test(answer.access_token))
     throw problem("gave an access_token with characters a bearer token cannot hold");
   if (typeof answer.token_type === "string" && answer.token_type.toLowerCase() !== "bearer")
-    throw problem(`gave a token of type ${JSON.stringify(answer.token_type.slice(0, 32))}, not bearer`);
+    throw problem(
+      `gave a token of type ${JSON.stringify(scrubbed(answer.token_type, config).slice(0, 32))}, not bearer`,
+    );
   const life =
     typeof answer.expires_in === "number" && answer.expires_in > 0
       ? answer.expires_in * 1000
@@ -188,14 +188,65 @@ async function fetchToken(
   return { token: answer.access_token, expiresAt: Date.now() + life - Math.min(EARLY_MS, life / 10) };
 }
 
-/** What a refusal says: OAuth2's `error` and `error_description` (RFC 6749 §5.2), or its first characters. */
-function refusal(body: string): string {
+/** RFC 6749 §2.3.1: the client id and secret, each form-encoded, then base64 for HTTP Basic. */
+function basicCredentials(config: OAuth2): string {
+  return Buffer.from(`${formPart(config.client_id)}:${formPart(config.client_secret)}`).toString("base64");
+}
+
+const formPart = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
+
+/** How much of a refusal's `error` and `error_description` is kept. */
+const ERROR_MAX = 64;
+const DESCRIPTION_MAX = 200;
+
+/**
+ * `text` with the client secret, in each form the token server was sent it or might repeat it
+ * (as is, percent- or form-encoded, and the Basic credentials), as `[redacted]`. Attempts are
+ * read by many, a read-only portal session too, and a token server may repeat what it was sent.
+ */
+function scrubbed(text: string, config: OAuth2): string {
+  const secret = config.client_secret;
+  const forms = new Set([
+    basicCredentials(config),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+    formPart(secret),
+    encodeURIComponent(secret),
+    secret,
+  ]);
+  let out = text;
+  // The longest first: a form that holds another is replaced whole.
+  for (const form of [...forms].filter(Boolean).sort((a, b) => b.length - a.length))
+    out = out.replace(new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), "[redacted]");
+  return out;
+}
+
+/** At most `max` characters of `value` (never half of one), control characters as spaces. */
+function clipped(value: string, max: number): string {
+  const chars = Array.from(value.replace(/\p{Cc}+/gu, " ").trim());
+  return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : chars.join("");
+}
+
+/**
+ * What a refusal says: OAuth2's `error` and `error_description` (RFC 6749 §5.2), from a JSON
+ * body or a form-encoded one, cut short, the credentials sent scrubbed; nothing else of the
+ * body, which may repeat the request.
+ */
+function refusal(body: string, config: OAuth2): string {
+  let fields: { error?: unknown; error_description?: unknown } | null = null;
   try {
-    const { error, error_description } = JSON.parse(body) as Record<string, unknown>;
-    if (typeof error === "string")
-      return `: ${error.slice(0, 64)}${typeof error_description === "string" ? ` (${error_description.slice(0, 256)})` : ""}`;
-  } catch {}
-  return body ? `: ${body.slice(0, 256)}` : "";
+    const parsed = JSON.parse(body) as unknown;
+    if (typeof parsed === "object" && parsed !== null) fields = parsed;
+  } catch {
+    const form = new URLSearchParams(body.trim());
+    if (form.has("error"))
+      fields = { error: form.get("error"), error_description: form.get("error_description") };
+  }
+  const error = typeof fields?.error === "string" ? clipped(scrubbed(fields.error, config), ERROR_MAX) : "";
+  if (!error) return "";
+  const description = fields?.error_description;
+  return typeof description === "string" && description.trim()
+    ? `: ${error} (${clipped(scrubbed(description, config), DESCRIPTION_MAX)})`
+    : `: ${error}`;
 }
 
 /** POSTs the form and reads at most TOKEN_BODY_MAX bytes of the answer. */

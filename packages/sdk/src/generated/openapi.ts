@@ -223,7 +223,7 @@ export type Attempt = {
   attempt_number: number;
   url: string;
   response_status: number | null;
-  /** The first 4 KiB of the response body. */
+  /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
   /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
   error: string | null;
@@ -247,7 +247,7 @@ export type AttemptWithRequest = {
   attempt_number: number;
   url: string;
   response_status: number | null;
-  /** The first 4 KiB of the response body. */
+  /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
   /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
   error: string | null;
@@ -655,7 +655,7 @@ export type Operations = {
         /** One or more certificates to trust for the endpoint's server: PEM text. */
         ca_certificate?: string | null;
       } | null;
-      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; any other `token_url` (another path or query too) or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error` (of a refusal, `response_body` holds its status and its `error` and `error_description`, cut short, with the credentials sent scrubbed; never its body); one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
       oauth2?: {
         /** An http or https URL. */
         token_url?: string;
@@ -741,7 +741,7 @@ export type Operations = {
         /** One or more certificates to trust for the endpoint's server: PEM text. */
         ca_certificate?: string | null;
       } | null;
-      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
+      /** OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; any other `token_url` (another path or query too) or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error` (of a refusal, `response_body` holds its status and its `error` and `error_description`, cut short, with the credentials sent scrubbed; never its body); one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would. */
       oauth2?: {
         /** An http or https URL. */
         token_url?: string;

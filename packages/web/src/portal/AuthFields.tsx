@@ -7,7 +7,8 @@ import { Time } from "../ui/Time.tsx";
  * How Herald authenticates to the endpoint: mutual TLS (a client certificate and its key, and a
  * CA for its server) and OAuth2 client credentials. The key and the client secret are
  * write-only: the form never has them, an empty box keeps what is saved, and a box filled in
- * replaces it. "Remove" takes the whole of one away.
+ * replaces it; the client secret's box asks for it again when the form would send it elsewhere.
+ * "Remove" takes the whole of one away.
  */
 export type AuthValues = {
   clientCertificate: string;
@@ -68,6 +69,39 @@ export function authBody(v: AuthValues, saved: Endpoint | null) {
   return body;
 }
 
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return a === b;
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Why the saved client secret must be typed again for the form to save, or null. A saved secret
+ * goes only where it was set for: any other token URL (another path on the same site too), another
+ * client ID, or an endpoint URL on another site needs it again, as the API does.
+ */
+export function secretNeeded(v: AuthValues, saved: Endpoint | null, url: string): string | null {
+  const o = saved?.oauth2;
+  if (!o || !saved || v.removeOAuth2 || v.clientSecret) return null;
+  if (v.tokenUrl.trim() && !sameUrl(v.tokenUrl.trim(), o.token_url))
+    return "The token URL changed: type the client secret again to save.";
+  if (v.clientId.trim() && v.clientId.trim() !== o.client_id)
+    return "The client ID changed: type the client secret again to save.";
+  if (url.trim() && originOf(url.trim()) !== originOf(saved.url))
+    return "The URL moves to another site: type the client secret again to save, or remove OAuth2.";
+  return null;
+}
+
 export const AUTH_PARAMS = [
   "tls.client_certificate",
   "tls.client_key",
@@ -111,15 +145,19 @@ function Pem({
 export function AuthFields({
   values,
   saved,
+  url,
   onChange,
   errorAt,
 }: {
   values: AuthValues;
   saved: Endpoint | null;
+  /** The endpoint URL as typed. */
+  url: string;
   onChange: (change: Partial<AuthValues>) => void;
   errorAt: (param: string) => string | null;
 }) {
   const hintId = useId();
+  const needed = secretNeeded(values, saved, url);
   const tls = saved?.tls;
   const keep = (what: string, has: boolean) =>
     has ? `Saved. Leave empty to keep it; ${what}` : `${what[0]!.toUpperCase()}${what.slice(1)}`;
@@ -128,8 +166,8 @@ export function AuthFields({
       <legend>Authentication</legend>
       <p id={hintId} className="hint fieldset-hint">
         Optional, besides the signature: a client certificate (mutual TLS), an OAuth2 token, or both. Keys and
-        secrets are never shown again once saved; a token URL or endpoint URL on another site, or another
-        client ID, needs the client secret again.
+        secrets are never shown again once saved; another token URL (even on the same site), another client
+        ID, or an endpoint URL on another site needs the client secret again.
       </p>
       {tls?.client_certificate ? (
         <p className="hint">
@@ -196,12 +234,13 @@ export function AuthFields({
       </Field>
       <Field
         label="OAuth2 client secret"
-        hint={saved?.oauth2 ? "Saved. Leave empty to keep it." : "Write-only."}
+        hint={needed ?? (saved?.oauth2 ? "Saved. Leave empty to keep it." : "Write-only.")}
         error={errorAt("oauth2.client_secret")}
       >
         {(props) => (
           <input
             {...props}
+            required={needed !== null}
             type="password"
             autoComplete="new-password"
             value={values.clientSecret}

@@ -245,7 +245,7 @@ function EndpointFormFields({
           errorFor={headerError}
         />
         <LimitFields values={values} onChange={set} errorAt={errorAt} refs={limitRefs} />
-        <AuthFields values={values} saved={saved} onChange={set} errorAt={apiErrorAt} />
+        <AuthFields values={values} saved={saved} url={values.url} onChange={set} errorAt={apiErrorAt} />
         <div className="actions">
           <button type="submit" disabled={save.busy}>
             {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}

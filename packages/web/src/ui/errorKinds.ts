@@ -12,7 +12,7 @@ const MEANINGS: Record<string, string> = {
   http_error: "The endpoint answered with a status other than 2xx.",
   blocked_destination: "The host is, or resolves to, a private or reserved address.",
   proxy_error: "The egress proxy failed, not the endpoint: this does not count toward disabling it.",
-  auth_error: "No OAuth2 token could be had from the token URL: its answer is in the response body.",
+  auth_error: "No OAuth2 token could be had from the token URL: the response body says why.",
   invalid_url: "The URL does not parse.",
 };
 

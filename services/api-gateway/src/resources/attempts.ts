@@ -86,7 +86,11 @@ const attemptSchema: Schema = {
     attempt_number: { type: "integer", minimum: 1 },
     url: { type: "string" },
     response_status: { type: ["integer", "null"] },
-    response_body: { type: ["string", "null"], description: "The first 4 KiB of the response body." },
+    response_body: {
+      type: ["string", "null"],
+      description:
+        "The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body.",
+    },
     error: {
       type: ["string", "null"],
       description:

@@ -131,7 +131,21 @@ export function checkTokenFollows(
   );
 }
 
-/** `oauth2` merged into what is saved, as `tls` is; its token URL checked as endpoint URLs are. */
+/** The URL as the API saves it (checkUrl's form), so the same URL written otherwise is the same. */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return a === b;
+  }
+}
+
+/**
+ * `oauth2` merged into what is saved, as `tls` is; its token URL checked as endpoint URLs are.
+ * The saved secret goes only to the token URL, and for the client id, it was set for: any other
+ * token URL, on the same origin too (another path or query there may be a page that repeats
+ * what it is sent into the attempt log), needs the secret sent again with it.
+ */
 function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): EndpointAuth["oauth2"] {
   if (sent === null) return undefined;
   const kept = secretKept(sent);
@@ -147,11 +161,10 @@ function mergeOAuth2(sent: OAuth2Input, saved: EndpointAuth["oauth2"]): Endpoint
   for (const field of ["token_url", "client_id", "client_secret"] as const)
     if (!next[field]) throw invalid(`oauth2.${field}`, `oauth2 needs ${field}.`);
   const tokenUrl = checkUrl(next.token_url!, "oauth2.token_url");
-  // The saved secret goes only to the token server, and for the client, it was set for.
-  if (kept && (originOf(tokenUrl) !== originOf(saved!.token_url) || next.client_id !== saved!.client_id))
+  if (kept && (!sameUrl(tokenUrl, saved!.token_url) || next.client_id !== saved!.client_id))
     throw invalid(
       "oauth2.client_secret",
-      "The token URL moves to another origin, or the client id changes: send the client secret again with it (a saved secret goes only where it was set for).",
+      "The token URL changes, or the client id does: send the client secret again with it (a saved secret goes only where it was set for).",
     );
   return { ...next, token_url: tokenUrl } as EndpointAuth["oauth2"];
 }
@@ -233,7 +246,7 @@ export const authFields: Record<string, Schema> = {
     type: ["object", "null"],
     additionalProperties: false,
     description:
-      "OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; a new `token_url` origin or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error`; one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would.",
+      "OAuth2 client credentials: Herald fetches a token from `token_url` (grant `client_credentials`), caches it until it expires, sends it as `Authorization: Bearer`, and on a `401` fetches a new one and tries once more. The client secret is write-only. In an update a field left out keeps its value, and `oauth2: null` removes it; any other `token_url` (another path or query too) or `client_id`, or a new endpoint `url` origin, needs `client_secret` sent again. A token server that refuses, or answers something other than a bearer token, fails the attempt with error `auth_error` (of a refusal, `response_body` holds its status and its `error` and `error_description`, cut short, with the credentials sent scrubbed; never its body); one that cannot be reached, with the error of that (`timeout`, `connection_error`, ...), which counts toward pausing the endpoint as its own would.",
     properties: {
       token_url: { type: "string", minLength: 1, maxLength: 2048, description: "An http or https URL." },
       client_id: { type: "string", minLength: 1, maxLength: 512 },
