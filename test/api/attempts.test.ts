@@ -1,5 +1,7 @@
+import { newId } from "@herald/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { browserSessions } from "../support/browserSessions.ts";
+import { type Response, startGateway, type TestGateway } from "../support/gateway.ts";
 import { expectList, expectMatches } from "../support/openapi.ts";
 import { type Seeder, seeder } from "../support/seed.ts";
 
@@ -167,5 +169,67 @@ describe("listing attempts", () => {
     const headers = { "content-type": "application/json", "webhook-id": one.event, "X-Tenant": "acme" };
     await seed.prisma.attempt.updateMany({ where: { id: one.id }, data: { requestHeaders: headers } });
     expect((await gw.request("GET", `/v3/attempts/${one.id}`)).body.request.headers).toEqual(headers);
+  });
+});
+
+describe("filtering attempts by what the caller cannot see", () => {
+  const { open, as, portal } = browserSessions(() => gw);
+
+  function expectMissing(res: Response, param: string): void {
+    expect(res.status, JSON.stringify(res.body)).toBe(404);
+    expectMatches(res.body, "Error");
+    expect(res.body.error).toMatchObject({ code: "resource_missing", param });
+  }
+
+  it("answers 404 at the filter for another account's endpoint or event, as for one that never existed", async () => {
+    const other = await gw.newAccount("Other account");
+    const asOther = (path: string) => gw.request("GET", path, { key: other });
+    expectMissing(await asOther(`/v3/attempts?endpoint=${endpoints[0]}`), "endpoint");
+    expectMissing(await asOther(`/v3/attempts?event=${events[0]}`), "event");
+    expectMissing(await asOther(`/v3/attempts?endpoint=${endpoints[0]}&status=failed`), "endpoint");
+    for (const [param, id] of [
+      ["endpoint", newId("endpoint")],
+      ["endpoint", "ep_nope"],
+      ["endpoint", events[0]!],
+      ["event", newId("event")],
+      ["event", "not-an-id"],
+      ["event", endpoints[0]!],
+    ] as const)
+      expectMissing(await gw.request("GET", `/v3/attempts?${param}=${id}`), param);
+  });
+
+  it("answers 404 to a portal session for an endpoint or event of another app, and lists its own", async () => {
+    await gw.request("POST", "/v3/apps", { json: { uid: "globex", name: "Globex" } });
+    const otherEndpoint = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "globex", url: "https://g.example.com" } })
+    ).body.id;
+    const otherEvent = (
+      await gw.request("POST", "/v3/events", { json: { app: "globex", type: "order.placed", data: {} } })
+    ).body.id;
+    const cookie = await open((await portal()).token);
+    const asPortal = (path: string) => gw.request("GET", path, as(cookie));
+    expectMissing(await asPortal(`/v3/attempts?endpoint=${otherEndpoint}`), "endpoint");
+    expectMissing(await asPortal(`/v3/attempts?event=${otherEvent}`), "event");
+    const own: Page = (await asPortal(`/v3/attempts?endpoint=${endpoints[0]}&event=${events[0]}&limit=100`))
+      .body;
+    expect(own.data.length).toBeGreaterThanOrEqual(20);
+    expect(own.data.every((a) => a.endpoint === endpoints[0] && a.event === events[0])).toBe(true);
+    // The account's key sees both apps' (none made for the other app's yet).
+    expect((await gw.request("GET", `/v3/attempts?endpoint=${otherEndpoint}`)).body.data).toEqual([]);
+    expect((await gw.request("GET", `/v3/attempts?event=${otherEvent}`)).status).toBe(200);
+  });
+
+  it("still lists the attempts of a deleted endpoint, which stay readable", async () => {
+    const ep = (
+      await gw.request("POST", "/v3/endpoints", { json: { app: "acme", url: "https://gone.example.com" } })
+    ).body.id;
+    const attempt = await seed.attempt({
+      deliveryId: await seed.delivery({ eventId: events[0]!, endpointId: ep, status: "failed" }),
+      status: "failed",
+      attemptNumber: 1,
+    });
+    expect((await gw.request("DELETE", `/v3/endpoints/${ep}`)).status).toBe(200);
+    const listed: Page = (await gw.request("GET", `/v3/attempts?endpoint=${ep}`)).body;
+    expect(listed.data.map((a) => a.id)).toEqual([attempt]);
   });
 });

@@ -1014,9 +1014,9 @@ export type Operations = {
   listAttempts: {
     params: Record<string, never>;
     query: {
-      /** Only attempts to this endpoint. */
+      /** Only attempts to this endpoint (a deleted one too). One the caller cannot see is a 404. */
       endpoint?: string;
-      /** Only attempts of this event. */
+      /** Only attempts of this event. One the caller cannot see is a 404. */
       event?: string;
       /** Only attempts in this status. */
       status?: "pending" | "succeeded" | "failed";

@@ -1,7 +1,7 @@
 import { redactHeaders, webhookPayload } from "@herald/contracts";
-import { isId } from "@herald/db";
+import { isId, type PrismaClient } from "@herald/db";
 import { ATTEMPT_STATUSES } from "@herald/db/statuses";
-import type { Ctx, Deps } from "../context.ts";
+import type { Account, Ctx, Deps } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
@@ -178,6 +178,30 @@ async function requestOf(
 
 type ListQuery = PageQuery & { endpoint?: string; event?: string; status?: string; app?: string };
 
+/**
+ * The endpoint or event a list is filtered by, checked as retrieving it would be: another
+ * account's, another app's for a portal session, one of an app being deleted, and an id that
+ * never was are a 404 at the filter, not an empty list. A deleted endpoint is still found: its
+ * attempts stay readable.
+ */
+async function filterTarget(
+  prisma: Pick<PrismaClient, "endpoint" | "event" | "app">,
+  account: Account,
+  kind: "endpoint" | "event",
+  id: string | undefined,
+): Promise<void> {
+  if (id === undefined) return;
+  const where = { where: { id, accountId: account.id }, select: { appId: true } };
+  const found = !isId(kind, id)
+    ? null
+    : kind === "endpoint"
+      ? await prisma.endpoint.findFirst(where)
+      : await prisma.event.findFirst(where);
+  if (!found) throw notFound(kind, id, kind);
+  checkScope(account, found.appId, kind, id, kind);
+  await checkAppLive(prisma, found.appId, kind, id, kind);
+}
+
 export const attemptRoutes: RouteSpec[] = [
   {
     method: "get",
@@ -192,8 +216,15 @@ export const attemptRoutes: RouteSpec[] = [
       type: "object",
       additionalProperties: false,
       properties: {
-        endpoint: { type: "string", description: "Only attempts to this endpoint." },
-        event: { type: "string", description: "Only attempts of this event." },
+        endpoint: {
+          type: "string",
+          description:
+            "Only attempts to this endpoint (a deleted one too). One the caller cannot see is a 404.",
+        },
+        event: {
+          type: "string",
+          description: "Only attempts of this event. One the caller cannot see is a 404.",
+        },
         status: { enum: [...ATTEMPT_STATUSES], description: "Only attempts in this status." },
         app: appRef,
         ...pagingProperties,
@@ -207,6 +238,8 @@ export const attemptRoutes: RouteSpec[] = [
         query.app,
         query.endpoint !== undefined || query.event !== undefined,
       );
+      await filterTarget(deps.prisma, account, "endpoint", query.endpoint);
+      await filterTarget(deps.prisma, account, "event", query.event);
       const cursor = await cursorOf(query, (id) => (isId("attempt", id) ? id : null));
       const rows = await deps.prisma.attempt.findMany({
         where: {
