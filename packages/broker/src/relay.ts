@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Channel, ConsumeMessage } from "amqplib";
+import type { Channel, ConsumeMessage, Message } from "amqplib";
 import type { Broker } from "./broker.ts";
 
 /**
@@ -14,7 +14,11 @@ import type { Broker } from "./broker.ts";
 export type RelayRequest = { headers: Record<string, string>; body: string };
 export type RelayResponse = { status: number; headers: Record<string, string>; body: string };
 
-/** Not answered within the attempt's timeout; `code` read as `timeout` by the sender. */
+/**
+ * Not answered within the attempt's timeout, or refused at once by the gateway because the
+ * socket (or the gateway) holds as many unanswered requests as it may; `code` read as `timeout`
+ * by the sender.
+ */
 export class RelayTimeoutError extends Error {
   readonly code = "ETIMEDOUT";
 }
@@ -22,6 +26,13 @@ export class RelayTimeoutError extends Error {
 export class RelayUnreachableError extends Error {
   readonly code = "ECONNREFUSED";
 }
+
+/**
+ * The AMQP `type` of the gateway's reply to a request it did not take: no body, the attempt
+ * fails at once as a timeout (the client left earlier requests unanswered, or the gateway holds
+ * all it may).
+ */
+const REFUSED = "herald.listen.refused";
 
 type Pending = { resolve: (r: RelayResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
 
@@ -97,6 +108,13 @@ export class RelayClient {
   }
 
   private answered(msg: ConsumeMessage): void {
+    if (msg.properties.type === REFUSED) {
+      this.settle(
+        String(msg.properties.correlationId),
+        new RelayTimeoutError("the `herald listen` socket holds as many unanswered requests as it may"),
+      );
+      return;
+    }
     try {
       const r = JSON.parse(msg.content.toString("utf8")) as RelayResponse;
       this.settle(String(msg.properties.correlationId), {
@@ -117,14 +135,47 @@ export class RelayClient {
 }
 
 /**
- * One request as the gateway hands it to a socket: answer it, or let it expire after
- * `expiresInMs` (its sender has stopped waiting by then). Either frees its place in the inbox.
+ * One request as the gateway hands it to a socket: answer it, let it expire after
+ * `expiresInMs` (its sender has stopped waiting by then), or refuse it at once. Any of them
+ * frees its place in the inbox. Once handed over, the inbox keeps nothing of its content.
  */
 export type RelayedRequest = RelayRequest & {
+  /** Its size as relayed (the message), bytes. */
+  bytes: number;
   expiresInMs: number;
   answer(response: RelayResponse): void;
   expire(): void;
+  /** Not taken: the sender fails the attempt at once, as a timeout. */
+  refuse(): void;
 };
+
+/**
+ * How one request is settled (a reply or none, then its ack), once. It holds the reply's
+ * address and the delivery tag only, not the message: a request waiting for its answer keeps
+ * none of its content here.
+ */
+function settler(channel: Channel, msg: ConsumeMessage, closing: () => boolean) {
+  const replyTo = String(msg.properties.replyTo);
+  const correlationId = msg.properties.correlationId;
+  // What ack reads of a message: its delivery tag.
+  const delivered = { fields: msg.fields } as Message;
+  let settled = false;
+  return (reply: RelayResponse | typeof REFUSED | null) => {
+    if (settled || closing()) return;
+    settled = true;
+    try {
+      if (reply === REFUSED) channel.sendToQueue(replyTo, Buffer.alloc(0), { correlationId, type: REFUSED });
+      else if (reply)
+        channel.sendToQueue(replyTo, Buffer.from(JSON.stringify(reply)), {
+          correlationId,
+          contentType: "application/json",
+        });
+      channel.ack(delivered);
+    } catch {
+      // The channel closed meanwhile (onClosed follows): the sender sees a timeout or an error.
+    }
+  };
+}
 
 /**
  * The gateway's side: an exclusive queue bound to one endpoint's id, for as long as its CLI's
@@ -158,33 +209,21 @@ export async function openRelayInbox(
   await channel.prefetch(maxWaiting);
   await channel.consume(queue, (msg) => {
     if (!msg) return;
-    let settled = false;
-    const settle = (reply?: RelayResponse) => {
-      if (settled || closing) return;
-      settled = true;
-      try {
-        if (reply)
-          channel.sendToQueue(String(msg.properties.replyTo), Buffer.from(JSON.stringify(reply)), {
-            correlationId: msg.properties.correlationId,
-            contentType: "application/json",
-          });
-        channel.ack(msg);
-      } catch {
-        // The channel closed meanwhile (onClosed follows): the sender sees a timeout or an error.
-      }
-    };
+    const settle = settler(channel, msg, () => closing);
     let request: RelayRequest;
     try {
       request = JSON.parse(msg.content.toString("utf8")) as RelayRequest;
     } catch {
-      return settle();
+      return settle(null);
     }
     onRequest({
       headers: request.headers ?? {},
       body: String(request.body ?? ""),
+      bytes: msg.content.length,
       expiresInMs: Math.max(1, Number(msg.properties.expiration) || 30_000),
       answer: (response) => settle(response),
-      expire: () => settle(),
+      expire: () => settle(null),
+      refuse: () => settle(REFUSED),
     });
   });
   return {

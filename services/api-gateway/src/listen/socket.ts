@@ -8,6 +8,7 @@ import { authenticateKey } from "../http/auth.ts";
 import { ApiError, internal } from "../http/errors.ts";
 import { RateLimiter } from "../http/rateLimit.ts";
 import { deleteEndpoint } from "../resources/endpoints.ts";
+import { ByteBudget, HELD_PER_GATEWAY, HELD_PER_SOCKET, hold } from "./budget.ts";
 import { createListenEndpoint, LEASE_MS, LISTEN_SECRET_HEADER, renewLease } from "./endpoint.ts";
 import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.ts";
 
@@ -21,7 +22,7 @@ import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.
  * deletes it.
  *
  * Frames are JSON text (frames.ts): down, `ready` then one `request` per attempt; up, one
- * `response` per request.
+ * `response` per request. Requests unanswered are held within budgets (budget.ts).
  */
 export const LISTEN_PATH = "/v3/listen";
 const PING_MS = 20_000;
@@ -29,8 +30,6 @@ const PING_MS = 20_000;
 const MAX_SOCKETS = 1000;
 /** Sockets an account may open a second (bursts of twice that), on each gateway. */
 const OPENS_PER_SECOND = 5;
-/** Bytes queued to a client that does not read, at most; past that it is closed. */
-const BUFFERED_MAX = 8 * 1024 * 1024;
 
 export type ListenSockets = { close(): Promise<void> };
 
@@ -83,6 +82,22 @@ export function attachListen(
       this.set(open.size);
     },
   });
+  const gateway = new ByteBudget(HELD_PER_GATEWAY);
+  new Gauge({
+    name: "herald_listen_held_bytes",
+    help: "Bytes of herald listen requests this gateway holds, not yet written or not yet answered",
+    registers: [registry],
+    collect() {
+      this.set(gateway.bytes);
+    },
+  });
+  const refused = new Counter({
+    name: "herald_listen_requests_refused_total",
+    help: "herald listen requests refused (their attempts failed as timeouts), by the budget that was full",
+    labelNames: ["budget"],
+    registers: [registry],
+  });
+  const shared: Shared = { gateway, refused };
   const fail = (socket: Duplex, error: ApiError) => refuse(socket, error, upgrades);
   const opens = new RateLimiter(OPENS_PER_SECOND);
 
@@ -147,7 +162,7 @@ export function attachListen(
       wss.handleUpgrade(req, socket, head, (ws) => {
         upgraded = true;
         upgrades.inc({ status: 101 });
-        const session = serve(deps, ws, made, account.keyId).catch((err) =>
+        const session = serve(deps, shared, ws, made, account.keyId).catch((err) =>
           deps.logger.warn({ err }, "listen socket failed"),
         );
         open.add(session);
@@ -168,15 +183,70 @@ export function attachListen(
   };
 }
 
+/** What the sockets of one gateway share. */
+type Shared = { gateway: ByteBudget; refused: Counter<"budget"> };
+
+/**
+ * A request the socket took, as long as it waits for its answer: how to answer it or let it
+ * expire. Not its body, which went down the socket.
+ */
+type Waiting = { answer: RelayedRequest["answer"]; expire(): void };
+
+/** One socket's budget, and how to give back what its requests hold should it close with some unsettled. */
+type Held = { own: ByteBudget; releases: Set<() => void> };
+
+/**
+ * Sends `request` down the socket if both the socket's and the gateway's budgets have room for
+ * it, else refuses it: its attempt fails at once, as a timeout. Its bytes stay held until it is
+ * both written and settled (answered, or expired after its timeout).
+ */
+function handOver(
+  ws: WebSocket,
+  request: RelayedRequest,
+  id: number,
+  held: Held,
+  shared: Shared,
+): Waiting | null {
+  const release = hold([held.own, shared.gateway], request.bytes);
+  if (!release) {
+    shared.refused.inc({ budget: held.own.fits(request.bytes) ? "gateway" : "socket" });
+    request.refuse();
+    return null;
+  }
+  held.releases.add(release);
+  let pending = 2;
+  const done = () => {
+    if (--pending > 0) return;
+    held.releases.delete(release);
+    release();
+  };
+  const frame = { type: "request", id, headers: request.headers, body: request.body };
+  // Written (or failed, the socket gone), ws calls back: the frame is no longer in memory here.
+  ws.send(JSON.stringify({ ...frame, timeout_ms: request.expiresInMs }), done);
+  const { answer, expire } = request;
+  return {
+    answer: (response) => {
+      answer(response);
+      done();
+    },
+    expire: () => {
+      expire();
+      done();
+    },
+  };
+}
+
 /** One socket's life: the relay inbox open, requests down, answers up, the endpoint deleted at the end. */
 async function serve(
   deps: Deps,
+  shared: Shared,
   ws: WebSocket,
   made: Awaited<ReturnType<typeof createListenEndpoint>>,
   keyId: string,
 ): Promise<void> {
   const { endpoint, accountId } = made;
-  const waiting = new Map<number, RelayedRequest>();
+  const waiting = new Map<number, Waiting>();
+  const held: Held = { own: new ByteBudget(HELD_PER_SOCKET, true), releases: new Set() };
   let next = 1;
   let alive = true;
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
@@ -187,23 +257,25 @@ async function serve(
       deps.broker,
       endpoint.id,
       (request) => {
-        if (ws.bufferedAmount > BUFFERED_MAX) return ws.close(1008, "not reading its requests");
         const id = next++;
-        waiting.set(id, request);
+        const taken = handOver(ws, request, id, held, shared);
+        if (!taken) return;
+        waiting.set(id, taken);
         // Unanswered in time, the sender has given up (a timeout): forgotten here too.
-        setTimeout(() => waiting.delete(id) && request.expire(), request.expiresInMs).unref();
-        const frame = { type: "request", id, headers: request.headers, body: request.body };
-        ws.send(JSON.stringify({ ...frame, timeout_ms: request.expiresInMs }));
+        setTimeout(() => {
+          waiting.get(id)?.expire();
+          waiting.delete(id);
+        }, request.expiresInMs).unref();
       },
       () => ws.close(1011, "broker connection lost"),
     );
     ws.on("message", (data, isBinary) => {
       const frame: ClientFrame | null = isBinary ? null : parseClientFrame(String(data));
       if (!frame) return;
-      const request = waiting.get(frame.id);
-      if (!request) return;
+      const taken = waiting.get(frame.id);
+      if (!taken) return;
       waiting.delete(frame.id);
-      request.answer({ status: frame.status, headers: frame.headers, body: frame.body });
+      taken.answer({ status: frame.status, headers: frame.headers, body: frame.body });
     });
     ws.on("pong", () => {
       alive = true;
@@ -228,6 +300,8 @@ async function serve(
     await inbox.close();
   } finally {
     ws.terminate();
+    // Whatever is still held (a write never called back) goes back with the socket.
+    for (const release of held.releases) release();
     await deleteEndpoint(deps, accountId, endpoint.id).catch((err) =>
       deps.logger.warn({ err, endpoint: endpoint.id }, "listen endpoint not deleted now; its lease ends it"),
     );
