@@ -9,6 +9,7 @@ import {
   generateSecret,
 } from "../resources/endpointInput.ts";
 import { serializeEndpoint } from "../resources/endpointObject.ts";
+import { deleteEndpoint } from "../resources/endpoints.ts";
 
 /** How long a listen endpoint outlives its last renewal (its socket's gateway renews it every 20 s). */
 export const LEASE_MS = 60_000;
@@ -47,8 +48,10 @@ export async function createListenEndpoint(
   const id = newId("endpoint");
   const row = await withLiveApp(deps.prisma, { id: app.id, ref, param: "app" }, async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`listen:${account.id}`}))`;
+    // Sockets, not endpoints: one whose endpoint was deleted counts until it is closed
+    // (endListenEndpoint), on whichever gateway; one whose gateway died, until its lease ends.
     const listening = await tx.endpoint.count({
-      where: { accountId: account.id, deletedAt: null, listenUntil: { gt: new Date() } },
+      where: { accountId: account.id, listenUntil: { gt: new Date() } },
     });
     if (listening >= deps.config.listenMaxPerAccount)
       throw invalid(
@@ -87,4 +90,21 @@ export async function renewLease(deps: Deps, endpointId: string, keyId: string):
     data: { listenUntil: new Date(Date.now() + LEASE_MS) },
   });
   return count > 0;
+}
+
+/**
+ * Its socket closed (or never opened): the endpoint's lease ends, so it stops counting against
+ * LISTEN_MAX_PER_ACCOUNT at once, then it is deleted. Should deleting fail, the dispatcher does
+ * it, the lease being over; should both fail, the lease runs out within a minute.
+ */
+export async function endListenEndpoint(deps: Deps, accountId: string, endpointId: string): Promise<void> {
+  try {
+    await deps.prisma.endpoint.updateMany({
+      where: { id: endpointId, listenUntil: { gt: new Date() } },
+      data: { listenUntil: new Date() },
+    });
+    await deleteEndpoint(deps, accountId, endpointId);
+  } catch (err) {
+    deps.logger.warn({ err, endpoint: endpointId }, "listen endpoint not deleted now; its lease ends it");
+  }
 }

@@ -7,10 +7,16 @@ import type { Deps } from "../context.ts";
 import { authenticateKey } from "../http/auth.ts";
 import { ApiError, internal } from "../http/errors.ts";
 import { RateLimiter } from "../http/rateLimit.ts";
-import { deleteEndpoint } from "../resources/endpoints.ts";
 import { ByteBudget, HELD_PER_GATEWAY, HELD_PER_SOCKET, hold } from "./budget.ts";
-import { createListenEndpoint, LEASE_MS, LISTEN_SECRET_HEADER, renewLease } from "./endpoint.ts";
+import {
+  createListenEndpoint,
+  endListenEndpoint,
+  LEASE_MS,
+  LISTEN_SECRET_HEADER,
+  renewLease,
+} from "./endpoint.ts";
 import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.ts";
+import { LiveSockets } from "./liveness.ts";
 
 /**
  * `herald listen`: a WebSocket at `GET /v3/listen?app=…[&event_types=a,b]`. Opening it makes a
@@ -22,7 +28,8 @@ import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.
  * deletes it.
  *
  * Frames are JSON text (frames.ts): down, `ready` then one `request` per attempt; up, one
- * `response` per request. Requests unanswered are held within budgets (budget.ts).
+ * `response` per request. Requests unanswered are held within budgets (budget.ts); a deleted
+ * endpoint's socket is closed within a second (liveness.ts).
  */
 export const LISTEN_PATH = "/v3/listen";
 const PING_MS = 20_000;
@@ -97,7 +104,7 @@ export function attachListen(
     labelNames: ["budget"],
     registers: [registry],
   });
-  const shared: Shared = { gateway, refused };
+  const shared: Shared = { gateway, live: new LiveSockets(deps), refused };
   const fail = (socket: Duplex, error: ApiError) => refuse(socket, error, upgrades);
   const opens = new RateLimiter(OPENS_PER_SECOND);
 
@@ -148,13 +155,7 @@ export function attachListen(
         url.searchParams,
         typeof chosen === "string" ? chosen : undefined,
       );
-      const dropEndpoint = () =>
-        deleteEndpoint(deps, account.id, made.endpoint.id).catch((err) =>
-          deps.logger.warn(
-            { err, endpoint: made.endpoint.id },
-            "listen endpoint not deleted now; its lease ends it",
-          ),
-        );
+      const dropEndpoint = () => endListenEndpoint(deps, account.id, made.endpoint.id);
       if (socket.destroyed) return void (await dropEndpoint());
       // Should the handshake not complete (the client gone meanwhile), the endpoint goes now.
       let upgraded = false;
@@ -176,6 +177,7 @@ export function attachListen(
 
   return {
     async close() {
+      shared.live.stop();
       for (const ws of wss.clients) ws.close(1001, "gateway stopping");
       await Promise.all([...open]);
       wss.close();
@@ -184,7 +186,7 @@ export function attachListen(
 }
 
 /** What the sockets of one gateway share. */
-type Shared = { gateway: ByteBudget; refused: Counter<"budget"> };
+type Shared = { gateway: ByteBudget; live: LiveSockets; refused: Counter<"budget"> };
 
 /**
  * A request the socket took, as long as it waits for its answer: how to answer it or let it
@@ -252,6 +254,7 @@ async function serve(
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
   // A frame over the size limit, not UTF-8, or malformed: that socket ends, nothing else.
   ws.on("error", () => ws.terminate());
+  shared.live.add(endpoint.id, keyId, ws);
   try {
     const inbox = await openRelayInbox(
       deps.broker,
@@ -299,11 +302,10 @@ async function serve(
     clearInterval(timer);
     await inbox.close();
   } finally {
+    shared.live.delete(endpoint.id);
     ws.terminate();
     // Whatever is still held (a write never called back) goes back with the socket.
     for (const release of held.releases) release();
-    await deleteEndpoint(deps, accountId, endpoint.id).catch((err) =>
-      deps.logger.warn({ err, endpoint: endpoint.id }, "listen endpoint not deleted now; its lease ends it"),
-    );
+    await endListenEndpoint(deps, accountId, endpoint.id);
   }
 }
