@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Budget, compileFilter, endpointTakes, FILTER_LIMITS, FilterError, matchesFilter } from "./filter.ts";
+import {
+  Budget,
+  compileFilter,
+  endpointTakes,
+  FILTER_LIMITS,
+  FilterError,
+  MATCH_BUDGET,
+  matchesFilter,
+} from "./filter.ts";
 
 const event = {
   id: "evt_1",
@@ -76,6 +84,69 @@ describe("endpoint filters", () => {
     expect(
       endpointTakes(["other"], hostile, { id: "e", type: "t", app: "a", data: { x: leaf } }, budget),
     ).toBe("event_types");
+  });
+
+  it("count an object's keys once an event, and charge each, however many values it is compared with", () => {
+    // 12 × $in of 100 empty objects over an object of 105,000 keys: 1,200 comparisons with {}.
+    const filter = compileFilter({
+      $or: Array.from({ length: 12 }, () => ({ data: { $in: Array.from({ length: 100 }, () => ({})) } })),
+    });
+    const data = Object.fromEntries(Array.from({ length: 105_000 }, (_, i) => [i.toString(36), 0]));
+    // Steps alone, not the clock (the keys take tens of ms to list on a busy machine).
+    const budget = new Budget(MATCH_BUDGET, 60_000);
+    expect(endpointTakes([], filter, { id: "e", type: "t", app: "a", data }, budget)).toBe("filter");
+    // The keys once (105,000 steps), each comparison a few: had each counted the keys again,
+    // 1,200 × 105,000 steps would be far past the budget.
+    const spent = MATCH_BUDGET - budget.left;
+    expect(spent).toBeGreaterThanOrEqual(105_000);
+    expect(spent).toBeLessThan(115_000);
+    // A wider event than the budget: not applied.
+    const wider = Object.fromEntries(Array.from({ length: MATCH_BUDGET + 1 }, (_, i) => [i.toString(36), 0]));
+    expect(
+      endpointTakes(
+        [],
+        filter,
+        { id: "e", type: "t", app: "a", data: wider },
+        new Budget(MATCH_BUDGET, 60_000),
+      ),
+    ).toBe("unchecked");
+  });
+
+  it("charge every array item looked through, and long strings by their length", () => {
+    const items = Array.from({ length: 50_000 }, (_, i) => i);
+    // A key on an array looks into each item, objects or not: 50,000 steps a field, 60 fields.
+    const fields = compileFilter({
+      $or: Array.from({ length: 60 }, (_, i) => ({ [`data.items.k${i}`]: 1 })),
+    });
+    const budget0 = new Budget(MATCH_BUDGET, 60_000);
+    expect(endpointTakes([], fields, { id: "e", type: "t", app: "a", data: { items } }, budget0)).toBe(
+      "unchecked",
+    );
+    const long = "x".repeat(4000);
+    const budget = new Budget(MATCH_BUDGET, 60_000);
+    expect(matchesFilter(compileFilter({ "data.s": long }), { data: { s: long } }, budget)).toBe(true);
+    expect(MATCH_BUDGET - budget.left).toBeGreaterThan(4000 / 64);
+  });
+
+  it("stop at the clock, whatever the steps, and say so", () => {
+    const filter = compileFilter({
+      $or: Array.from({ length: 60 }, (_, i) => ({ [`data.items.k${i}`]: 1 })),
+    });
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ [`k${i % 60}`]: 0 }));
+    // No time at all: cut at the first look at the clock, with steps left.
+    const budget = new Budget(MATCH_BUDGET, 0);
+    expect(endpointTakes([], filter, { id: "e", type: "t", app: "a", data: { items } }, budget)).toBe(
+      "unchecked",
+    );
+    // The same work with time to do it is checked.
+    expect(
+      endpointTakes(
+        [],
+        filter,
+        { id: "e", type: "t", app: "a", data: { items } },
+        new Budget(10_000_000, 60_000),
+      ),
+    ).toBe("filter");
   });
 
   it("combine with $and, $or and $not", () => {

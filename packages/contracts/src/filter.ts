@@ -169,19 +169,54 @@ export function compileFilter(value: unknown, param = "filter"): CompiledFilter 
 }
 
 /**
- * The work matching may do for one event, in steps (a value visited or compared), shared by
- * every filter the event meets: a hostile filter over a hostile payload costs this much and no
- * more. Past it, the filter is not applied (`endpointTakes` says "unchecked").
+ * The work matching may do for one event, in steps, shared by every filter the event meets: a
+ * step is a value visited or compared, an array item looked through, an object key enumerated.
+ * A hostile filter over a hostile payload costs this much and no more. Past it, or past
+ * MATCH_TIME_MS of the clock (a loaded machine), the filter is not applied (`endpointTakes`
+ * says "unchecked").
  */
 export const MATCH_BUDGET = 200_000;
+/** The time one event's matching may take, whatever its steps: checked every few thousand steps. */
+export const MATCH_TIME_MS = 50;
+const CLOCK_EVERY = 4096;
 
 const SPENT = new Error("the filter budget is spent");
 
 export class Budget {
-  constructor(public left: number = MATCH_BUDGET) {}
+  private readonly deadline: number;
+  private sinceClock = 0;
+  /** Keys of the event's objects, counted once each: a filter compares many values with one object. */
+  private readonly keyCounts = new WeakMap<object, number>();
+
+  constructor(
+    public left: number = MATCH_BUDGET,
+    timeMs: number = MATCH_TIME_MS,
+  ) {
+    this.deadline = performance.now() + timeMs;
+  }
+
   spend(steps = 1): void {
     this.left -= steps;
     if (this.left < 0) throw SPENT;
+    this.sinceClock += steps;
+    if (this.sinceClock >= CLOCK_EVERY) {
+      this.sinceClock = 0;
+      if (performance.now() > this.deadline) {
+        this.left = -1;
+        throw SPENT;
+      }
+    }
+  }
+
+  /** How many keys `object` has: enumerated once an event, and charged a step a key. */
+  keyCount(object: object): number {
+    let count = this.keyCounts.get(object);
+    if (count === undefined) {
+      count = Object.keys(object).length;
+      this.keyCounts.set(object, count);
+      this.spend(count);
+    }
+    return count;
   }
 }
 
@@ -213,6 +248,8 @@ function resolve(
   at.add(i);
   const key = path[i]!;
   if (Array.isArray(value)) {
+    // Every item is looked at, objects or not.
+    budget.spend(value.length);
     if (/^\d+$/.test(key) && Number(key) < value.length)
       resolve(value[Number(key)], path, i + 1, out, budget, seen);
     for (const item of value) if (isPlainObject(item)) resolve(item, path, i, out, budget, seen);
@@ -222,16 +259,23 @@ function resolve(
     resolve((value as Record<string, unknown>)[key], path, i + 1, out, budget, seen);
 }
 
+/** Steps for comparing two values: strings are compared a character at a time, 64 to a step. */
+const comparing = (a: unknown, b: unknown) =>
+  typeof a === "string" && typeof b === "string" ? 1 + (Math.min(a.length, b.length) >> 6) : 1;
+
 function equal(a: unknown, b: unknown, budget: Budget): boolean {
-  budget.spend();
+  budget.spend(comparing(a, b));
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b))
     return a.length === b.length && a.every((x, i) => equal(x, b[i], budget));
   if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = Object.keys(a);
+    // `b` is the filter's, small: its keys are looked up in `a`; `a`'s are only counted, once.
+    const keys = Object.keys(b);
+    budget.spend(keys.length);
     return (
-      keys.length === Object.keys(b).length &&
-      keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k], budget))
+      keys.every((k) => Object.hasOwn(a, k)) &&
+      budget.keyCount(a) === keys.length &&
+      keys.every((k) => equal(a[k], b[k], budget))
     );
   }
   return false;
@@ -249,7 +293,7 @@ function compare(
 ): boolean {
   const values = Array.isArray(found) ? found : [found];
   return values.some((v) => {
-    budget.spend();
+    budget.spend(comparing(v, want));
     if (typeof v !== typeof want) return false;
     const a = v as number | string;
     return op === "$gt" ? a > want : op === "$gte" ? a >= want : op === "$lt" ? a < want : a <= want;
