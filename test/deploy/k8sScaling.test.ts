@@ -24,12 +24,16 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("scaling in %s",
   const objects = render(target);
   const queues = topologyNames(configMap(objects).AMQP_PREFIX ?? "herald").queues;
 
-  it("scales the senders on both lanes' queues and the dispatcher on its own queues", () => {
+  it("scales the senders on their lanes' queues and the dispatcher on its own queues", () => {
     const queueOf = (name: string) =>
       find(objects, "ScaledObject", name).spec.triggers.map(
         (t: { metadata: { queueName: string } }) => t.metadata.queueName,
       );
-    expect(queueOf("herald-sender")).toEqual([queues.senderAttempts, queues.senderBacklog]);
+    expect(queueOf("herald-sender")).toEqual([
+      queues.senderAttempts,
+      queues.senderBacklog,
+      queues.senderLarge,
+    ]);
     const dispatcherQueues = queueOf("herald-dispatcher");
     for (const queue of [
       queues.dispatcherEvents,

@@ -37,6 +37,17 @@ export type PublishOptions = {
   attributes?: Attributes;
 };
 
+/**
+ * A message body its publisher serialized itself: many messages that share a large part (the
+ * attempts of one event share its payload) are built from one serialization of it, not one each.
+ */
+export class Serialized<K extends MessageName> {
+  constructor(
+    readonly name: K,
+    readonly content: Buffer,
+  ) {}
+}
+
 export type BrokerOptions = {
   url: string;
   prefix: string;
@@ -175,7 +186,7 @@ export class Broker {
     exchange: string,
     routingKey: string,
     name: K,
-    payload: MessageTypes[K],
+    payload: MessageTypes[K] | Serialized<K>,
     options: PublishOptions,
   ): Promise<void> {
     const attributes: Attributes = {
@@ -200,10 +211,11 @@ export class Broker {
     exchange: string,
     routingKey: string,
     name: K,
-    payload: MessageTypes[K],
+    payload: MessageTypes[K] | Serialized<K>,
     options: PublishOptions,
   ): Promise<void> {
-    return this.confirmed(exchange, routingKey, Buffer.from(JSON.stringify(payload)), {
+    const content = payload instanceof Serialized ? payload.content : Buffer.from(JSON.stringify(payload));
+    return this.confirmed(exchange, routingKey, content, {
       persistent: true,
       contentType: "application/json",
       type: name,
@@ -239,7 +251,7 @@ export class Broker {
   publishToQueue<K extends MessageName>(
     queue: string,
     name: K,
-    payload: MessageTypes[K],
+    payload: MessageTypes[K] | Serialized<K>,
     options: PublishOptions = {},
   ): Promise<void> {
     return this.traced("", queue, name, payload, options);

@@ -1,5 +1,5 @@
 export { type BatchPublisher, batchPublisher, handleItems, type Item, type Traced } from "./batches.ts";
-export { Broker, type BrokerOptions, type PublishOptions } from "./broker.ts";
+export { Broker, type BrokerOptions, type PublishOptions, Serialized } from "./broker.ts";
 export {
   type BatchSpec,
   Consumer,

@@ -37,15 +37,17 @@ export const queueMessages = {
   dispatcherRetries: ["retry.due.v1"],
   senderAttempts: ["attempt.requested.v1"],
   senderBacklog: ["attempt.requested.v1"],
+  senderLarge: ["attempt.requested.v1"],
 } as const satisfies Record<string, readonly MessageName[]>;
 
 /**
- * The senders' lanes: `attempt.requested.v1` goes to one or the other by the dispatcher's
- * choice (`publishToQueue`), never by binding: first attempts of new events to
- * `senderAttempts`, retries and replays to `senderBacklog`, each with its own capacity in
- * every sender, so live traffic never queues behind a backlog.
+ * The senders' lanes: `attempt.requested.v1` goes to one of them by the dispatcher's choice
+ * (`publishToQueue`), never by binding: first attempts of new events to `senderAttempts`,
+ * retries and replays to `senderBacklog`, each with its own capacity in every sender, so live
+ * traffic never queues behind a backlog; and any attempt whose message is over
+ * LARGE_MESSAGE_BYTES to `senderLarge`, whose few slots bound the large messages a sender holds.
  */
-export const LANES: readonly QueueRole[] = ["senderAttempts", "senderBacklog"];
+export const LANES: readonly QueueRole[] = ["senderAttempts", "senderBacklog", "senderLarge"];
 
 export type QueueRole = keyof typeof queueMessages;
 /** The messages bound to a queue. */
@@ -65,6 +67,7 @@ export function topologyNames(prefix: string) {
       dispatcherRetries: `${prefix}.dispatcher.retries`,
       senderAttempts: `${prefix}.sender.attempts`,
       senderBacklog: `${prefix}.sender.backlog`,
+      senderLarge: `${prefix}.sender.large`,
     } satisfies Record<QueueRole, string>,
     delayQueue: (ms: number) => `${prefix}.delay.${ms}ms`,
     /** The listen relay's exchange (relay.ts): a request's routing key is its endpoint's id. */

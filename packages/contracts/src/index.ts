@@ -118,6 +118,25 @@ export type AttemptRequestedV1 = {
 };
 
 /**
+ * The largest request body the gateway accepts, and so the largest event `data` as sent to it,
+ * in bytes. Every memory budget downstream starts from it (README, "Limits").
+ */
+export const REQUEST_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The most an event's data grows from its accepted text to the text sent: PostgreSQL writes
+ * JSON back with a space after each `:` and `,` (`[1,1]` → `[1, 1]`: half as much again at most).
+ */
+export const STORED_DATA_GROWTH = 1.5;
+
+/**
+ * An `attempt.requested.v1` over this many bytes (a large payload, or many long custom headers)
+ * goes to the senders' `large` lane, whose few slots bound what large messages a sender holds at
+ * once; the other lanes' many slots then hold small ones only.
+ */
+export const LARGE_MESSAGE_BYTES = 32 * 1024;
+
+/**
  * The body of every attempt of an event, byte for byte: the dispatcher builds it to send, the
  * gateway to show an attempt's request. `data` is the event's stored JSON text as it is (no
  * parse and re-serialize), `timestamp` the event's acceptance time.

@@ -30,8 +30,8 @@ const INSERT = prepared(
                          $8::text[], $9::text[], $10::text[], $11::text[])
       AS x(id, account_id, app_id, type, data, trace_context, created_at, name, message_id, payload, headers)),
   e AS (
-    INSERT INTO events (id, account_id, app_id, type, data, trace_context, created_at)
-    SELECT id, account_id, app_id, type, data::jsonb, trace_context, created_at FROM x
+    INSERT INTO events (id, account_id, app_id, type, data, data_bytes, trace_context, created_at)
+    SELECT id, account_id, app_id, type, data::jsonb, octet_length(data), trace_context, created_at FROM x
     WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = x.app_id AND apps.deleted_at IS NULL)
     RETURNING id)
   ${insertOutboxRows("x JOIN e ON e.id = x.id")}`,

@@ -1,7 +1,20 @@
 import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
-import type { EventCreatedV1, EventsCreatedV1 } from "@herald/contracts";
-import { createDeliveries, eventsToFanOut, markFannedOut } from "@herald/db/lifecycle";
+import {
+  type EventCreatedV1,
+  type EventsCreatedV1,
+  REQUEST_BODY_MAX_BYTES,
+  STORED_DATA_GROWTH,
+} from "@herald/contracts";
+import {
+  createDeliveries,
+  eventPayloads,
+  eventsToFanOut,
+  type FanOutEndpoint,
+  type FanOutEvent,
+  markFannedOut,
+} from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
+import { inChunks } from "./chunks.ts";
 import type { DispatcherDeps } from "./deps.ts";
 import { matchEndpoints } from "./matchEndpoints.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
@@ -44,7 +57,7 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
       .getSpan(m.context)
       ?.setAttributes({ "herald.event_id": m.body.event_id, "herald.app_id": m.body.app_id });
   const { events, endpoints } = await eventsToFanOut(deps.db, [...contexts.keys()]);
-  const targets = matchEndpoints(events, endpoints, onlyTo);
+  const targets = await matchInChunks(deps, events, endpoints, onlyTo);
   // Endpoints per event, counted once: an app with thousands of endpoints costs a pass, not a square.
   const counts = new Map<string, number>();
   for (const t of targets) counts.set(t.event.id, (counts.get(t.event.id) ?? 0) + 1);
@@ -72,4 +85,40 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
   await releaseAttempts(deps, { endpoints: targets.map((t) => t.endpoint.id) }, (eventId) =>
     contexts.get(eventId),
   );
+}
+
+/**
+ * Payloads read to match filters, at once, in bytes of stored JSON text at most (a larger event
+ * alone): parsed, an object of many small keys takes several times its text on the heap, and two
+ * batches are handled at once.
+ */
+export const MATCH_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * matchEndpoints, with the payloads filters read brought in a chunk at a time and let go once
+ * matched: a batch of a hundred events of a megabyte never sits parsed in the heap at once.
+ */
+async function matchInChunks(
+  deps: DispatcherDeps,
+  events: FanOutEvent[],
+  endpoints: FanOutEndpoint[],
+  onlyTo: ReadonlyMap<string, string>,
+): Promise<{ event: FanOutEvent; endpoint: FanOutEndpoint }[]> {
+  const readers = events.filter((e) => e.reads_data && !onlyTo.has(e.id));
+  const targets = matchEndpoints(
+    events.filter((e) => !readers.includes(e)),
+    endpoints,
+    onlyTo,
+  );
+  const size = (e: FanOutEvent) => (e.data_bytes ?? REQUEST_BODY_MAX_BYTES) * STORED_DATA_GROWTH;
+  for (const chunk of inChunks(readers, size, MATCH_CHUNK_BYTES)) {
+    const payloads = await eventPayloads(
+      deps.db,
+      chunk.map((e) => e.id),
+    );
+    for (const e of chunk) e.data = payloads.get(e.id);
+    targets.push(...matchEndpoints(chunk, endpoints, onlyTo));
+    for (const e of chunk) e.data = undefined;
+  }
+  return targets;
 }

@@ -6,6 +6,7 @@ const event = (id: string, app_id: string, type: string, data?: unknown) => ({
   account_id: "acct",
   app_id,
   type,
+  data_bytes: null,
   data,
 });
 const endpoint = (id: string, app_id: string, event_types: string[], filter: unknown = null) => ({

@@ -54,7 +54,7 @@ export function dispatcherMetrics(registry: Registry, broker: Broker) {
     }),
     released: new Counter({
       name: "herald_attempts_released_total",
-      help: "Attempts handed to the senders by the release gate, by lane (live, backlog)",
+      help: "Attempts handed to the senders by the release gate, by lane (live, backlog, large)",
       labelNames: ["lane"],
       registers: [registry],
     }),

@@ -1,8 +1,9 @@
-import type { AttemptRequestedV1 } from "@herald/contracts";
+import type { Serialized } from "@herald/broker";
+import { type AttemptRequestedV1, LARGE_MESSAGE_BYTES } from "@herald/contracts";
 import type { AttemptToSend } from "@herald/db/lifecycle";
 import { describe, expect, it } from "vitest";
 import type { DispatcherDeps } from "./deps.ts";
-import { PublishFailed, publishAttempts } from "./publishAttempts.ts";
+import { PUBLISH_CHUNK_BYTES, PublishFailed, publishAttempts } from "./publishAttempts.ts";
 
 /**
  * What a partly failed publish reports: the attempts the broker did not confirm and no others,
@@ -26,15 +27,25 @@ const row = (id: string): AttemptToSend => ({
   previous_secret_expires_at: null,
   type: "t",
   data: "{}",
+  data_bytes: 2,
   created_at: new Date(),
   trace_context: null,
 });
 
-function deps(fails: Set<string>, published: string[], messages: AttemptRequestedV1[] = []): DispatcherDeps {
+function deps(
+  fails: Set<string>,
+  published: string[],
+  messages: AttemptRequestedV1[] = [],
+  queues: string[] = [],
+  db: unknown = null,
+): DispatcherDeps {
   return {
+    db,
     broker: {
-      topology: { queues: { senderAttempts: "live", senderBacklog: "backlog" } },
-      publishToQueue: async (_q: string, _t: string, message: AttemptRequestedV1) => {
+      topology: { queues: { senderAttempts: "live", senderBacklog: "backlog", senderLarge: "large" } },
+      publishToQueue: async (q: string, _t: string, body: Serialized<"attempt.requested.v1">) => {
+        queues.push(q);
+        const message = JSON.parse(body.content.toString()) as AttemptRequestedV1;
         messages.push(message);
         await new Promise((r) => setTimeout(r, fails.has(message.attempt_id) ? 1 : 5));
         if (fails.has(message.attempt_id)) throw new Error("channel closed");
@@ -74,5 +85,54 @@ describe("publishAttempts", () => {
     const sent = Object.fromEntries(messages.map((m) => [m.attempt_id, m]));
     expect(sent.s).toMatchObject({ headers: {}, sealed_headers: "v2.sealed-map" });
     expect(sent.l).toMatchObject({ headers: { "X-Tenant": "acme" }, sealed_headers: null });
+  });
+
+  it("reads large data once an event, sends it in chunks, and its messages to the large lane", async () => {
+    const data = JSON.stringify({ text: 'a "quoted" line '.repeat(40_000) });
+    const reads: string[][] = [];
+    const db = {
+      query: async (q: { values: [string[]] }) => {
+        reads.push(q.values[0]);
+        return { rows: q.values[0].map((id) => ({ id, data })) };
+      },
+    };
+    const messages: AttemptRequestedV1[] = [];
+    const queues: string[] = [];
+    // 20 endpoints of one event of 640 KB, not released with the data; one small event beside.
+    const large = Array.from({ length: 20 }, (_, i) => ({
+      ...row(`l${i}`),
+      event_id: "e_large",
+      data: null,
+      data_bytes: data.length,
+    }));
+    await publishAttempts(deps(new Set(), [], messages, queues, db), [...large, row("small")]);
+    // Read once, though its 20 attempts went in several chunks of PUBLISH_CHUNK_BYTES.
+    expect(reads).toEqual([["e_large"]]);
+    expect(messages).toHaveLength(21);
+    for (const m of messages.slice(0, 20)) {
+      expect(m.payload.length).toBeGreaterThan(LARGE_MESSAGE_BYTES);
+      expect(JSON.parse(m.payload).data).toEqual(JSON.parse(data));
+    }
+    expect(queues.slice(0, 20)).toEqual(Array(20).fill("large"));
+    expect(queues[20]).toBe("live");
+    expect(20 * 2 * data.length).toBeGreaterThan(PUBLISH_CHUNK_BYTES);
+  });
+
+  it("names every attempt of the chunks after a failed one, none of which it tried", async () => {
+    const data = "x".repeat(1_000_000);
+    const rows = ["a", "b", "c", "d", "e", "f", "g", "h"].map((id) => ({
+      ...row(id),
+      data: JSON.stringify(data),
+      data_bytes: data.length + 2,
+    }));
+    const published: string[] = [];
+    const err = await publishAttempts(deps(new Set(["b"]), published), rows).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PublishFailed);
+    const failed = (err as PublishFailed).attemptIds;
+    expect(failed).toContain("b");
+    // Each is in exactly one list: confirmed, or put back.
+    expect([...failed, ...published].sort()).toEqual(rows.map((r) => r.id));
+    expect(published.length).toBeGreaterThan(0);
+    expect(failed.length).toBeGreaterThan(1);
   });
 });

@@ -1,7 +1,15 @@
-import { type AttemptRequestedV1, webhookPayload } from "@herald/contracts";
-import { type AttemptToSend, laneOf } from "@herald/db/lifecycle";
+import { Serialized } from "@herald/broker";
+import {
+  type AttemptRequestedV1,
+  LARGE_MESSAGE_BYTES,
+  REQUEST_BODY_MAX_BYTES,
+  STORED_DATA_GROWTH,
+  webhookPayload,
+} from "@herald/contracts";
+import { type AttemptToSend, eventData, laneOf } from "@herald/db/lifecycle";
 import { type Context, context, contextFrom, trace, traceIdOf } from "@herald/runtime";
 import type { Link } from "@opentelemetry/api";
+import { inChunks } from "./chunks.ts";
 import type { DispatcherDeps } from "./deps.ts";
 
 /**
@@ -34,10 +42,89 @@ export class PublishFailed extends Error {
 }
 
 /**
+ * What the attempts in hand may take of the dispatcher's heap at once, as messages built and
+ * waiting for their confirms: the attempts go in chunks of about this many bytes, each
+ * confirmed before the next is built. An event's payload is read and serialized once, however
+ * many of its attempts go.
+ */
+export const PUBLISH_CHUNK_BYTES = 4 * 1024 * 1024;
+/** The fixed fields of one `attempt.requested.v1`, at most (ids, numbers, two sealed secrets). */
+const MESSAGE_FIELDS = 2048;
+
+/**
+ * An attempt's message, in bytes, at most: its data's size as stored, quotes escaped, and the
+ * endpoint's URL, sealed headers (up to 20 of 4 KiB) and authentication.
+ */
+function messageBytes(r: AttemptToSend): number {
+  const data = r.data?.length ?? (r.data_bytes ?? REQUEST_BODY_MAX_BYTES) * STORED_DATA_GROWTH;
+  return (
+    2 * data + r.url.length + (r.headers_sealed?.length ?? 0) + (r.auth_sealed?.length ?? 0) + MESSAGE_FIELDS
+  );
+}
+
+/**
+ * Each event's payload as the JSON string `attempt.requested.v1` carries (quotes escaped), once
+ * for all its attempts: kept in `made` from one chunk to the next while its attempts go on,
+ * dropped after. Data not released with the attempts (over INLINE_DATA_BYTES) is read here. An
+ * event gone meanwhile (its app purged) is absent.
+ */
+async function payloadsOf(
+  deps: DispatcherDeps,
+  rows: AttemptToSend[],
+  made: Map<string, Buffer>,
+): Promise<Map<string, Buffer>> {
+  const events = new Set(rows.map((r) => r.event_id));
+  for (const id of made.keys()) if (!events.has(id)) made.delete(id);
+  const missing = [
+    ...new Set(rows.filter((r) => r.data === null && !made.has(r.event_id)).map((r) => r.event_id)),
+  ];
+  const read = await eventData(deps.db, missing);
+  for (const r of rows) {
+    if (made.has(r.event_id)) continue;
+    const data = r.data ?? read.get(r.event_id);
+    if (data === undefined) continue;
+    made.set(r.event_id, Buffer.from(JSON.stringify(webhookPayload(r.type, r.created_at, data))));
+  }
+  return made;
+}
+
+/**
+ * `message` with its `payload`, serialized: the payload's bytes, already a JSON string, are
+ * put in as they are rather than escaped again for each attempt.
+ */
+export function withPayload(message: Omit<AttemptRequestedV1, "payload">, payload: Buffer): Buffer {
+  const head = JSON.stringify(message);
+  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"payload":`), payload, Buffer.from("}")]);
+}
+
+function messageOf(deps: DispatcherDeps, r: AttemptToSend, now: Date): Omit<AttemptRequestedV1, "payload"> {
+  const previous =
+    r.previous_secret && r.previous_secret_expires_at && r.previous_secret_expires_at > now
+      ? [r.previous_secret]
+      : [];
+  return {
+    attempt_id: r.id,
+    delivery_id: r.delivery_id,
+    event_id: r.event_id,
+    endpoint_id: r.endpoint_id,
+    app_id: r.app_id,
+    attempt_number: r.attempt_number,
+    url: r.url,
+    // Sealed, when they are: a token in them never crosses the broker in the clear.
+    headers: r.headers_sealed ? {} : r.headers,
+    sealed_headers: r.headers_sealed,
+    ...(r.auth_sealed ? { sealed_auth: r.auth_sealed } : {}),
+    secrets: [r.secret, ...previous],
+    timeout_ms: deps.config.attemptTimeoutMs,
+  };
+}
+
+/**
  * `parentOf(eventId)`: the context to publish an event's attempts under (default: the active
  * one). Every publish is awaited, confirmed or not; should any fail, PublishFailed names
- * those alone, so the caller puts back only what the senders did not get (putting back one
- * the broker confirmed would send it twice).
+ * those alone (and every attempt of the chunks after it, not tried), so the caller puts back
+ * only what the senders did not get (putting back one the broker confirmed would send it
+ * twice). An attempt whose event is gone is not published: the sweeper ends it.
  */
 export async function publishAttempts(
   deps: DispatcherDeps,
@@ -46,49 +133,55 @@ export async function publishAttempts(
 ): Promise<void> {
   const now = new Date();
   const { queues } = deps.broker.topology;
-  const outcomes = await Promise.allSettled(
-    rows.map((r) => {
-      const previous =
-        r.previous_secret && r.previous_secret_expires_at && r.previous_secret_expires_at > now
-          ? [r.previous_secret]
-          : [];
-      const message: AttemptRequestedV1 = {
-        attempt_id: r.id,
-        delivery_id: r.delivery_id,
-        event_id: r.event_id,
-        endpoint_id: r.endpoint_id,
-        app_id: r.app_id,
-        attempt_number: r.attempt_number,
-        url: r.url,
-        // Sealed, when they are: a token in them never crosses the broker in the clear.
-        headers: r.headers_sealed ? {} : r.headers,
-        sealed_headers: r.headers_sealed,
-        ...(r.auth_sealed ? { sealed_auth: r.auth_sealed } : {}),
-        secrets: [r.secret, ...previous],
-        // `data` is the stored JSON text as it is: no parse and re-serialize per attempt.
-        payload: webhookPayload(r.type, r.created_at, r.data),
-        timeout_ms: deps.config.attemptTimeoutMs,
-      };
-      const lane = laneOf(r);
-      deps.metrics.released.inc({ lane });
-      return deps.broker.publishToQueue(
-        lane === "live" ? queues.senderAttempts : queues.senderBacklog,
-        "attempt.requested.v1",
-        message,
-        {
-          messageId: r.id,
-          ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
-          attributes: {
-            "herald.event_id": r.event_id,
-            "herald.endpoint_id": r.endpoint_id,
-            "herald.app_id": r.app_id,
-            "herald.attempt_number": r.attempt_number,
+  const failed: string[] = [];
+  let cause: unknown;
+  const made = new Map<string, Buffer>();
+  for (const chunk of inChunks(rows, messageBytes, PUBLISH_CHUNK_BYTES)) {
+    if (cause !== undefined) {
+      failed.push(...chunk.map((r) => r.id));
+      continue;
+    }
+    let payloads: Map<string, Buffer>;
+    try {
+      payloads = await payloadsOf(deps, chunk, made);
+    } catch (err) {
+      cause = err;
+      failed.push(...chunk.map((r) => r.id));
+      continue;
+    }
+    const sent = chunk.filter((r) => payloads.has(r.event_id));
+    const outcomes = await Promise.allSettled(
+      sent.map((r) => {
+        const content = withPayload(messageOf(deps, r, now), payloads.get(r.event_id)!);
+        const lane = content.length > LARGE_MESSAGE_BYTES ? "large" : laneOf(r);
+        deps.metrics.released.inc({ lane });
+        return deps.broker.publishToQueue(
+          lane === "large"
+            ? queues.senderLarge
+            : lane === "live"
+              ? queues.senderAttempts
+              : queues.senderBacklog,
+          "attempt.requested.v1",
+          new Serialized("attempt.requested.v1", content),
+          {
+            messageId: r.id,
+            ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
+            attributes: {
+              "herald.event_id": r.event_id,
+              "herald.endpoint_id": r.endpoint_id,
+              "herald.app_id": r.app_id,
+              "herald.attempt_number": r.attempt_number,
+            },
           },
-        },
-      );
-    }),
-  );
-  const failed = rows.filter((_, i) => outcomes[i]!.status === "rejected").map((r) => r.id);
-  const first = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-  if (first) throw new PublishFailed(failed, first.reason);
+        );
+      }),
+    );
+    outcomes.forEach((o, i) => {
+      if (o.status === "rejected") {
+        failed.push(sent[i]!.id);
+        cause ??= o.reason;
+      }
+    });
+  }
+  if (cause !== undefined) throw new PublishFailed(failed, cause);
 }

@@ -61,9 +61,10 @@ export type Sender = {
  * A sender: takes `attempt.requested.v1`, makes the HTTP attempt, and reports its outcome
  * (`attempts.completed.v1`, several to a message: reports.ts), confirmed, before acking the request, so a sender killed
  * mid-attempt loses nothing: the request is redelivered to another. Stateless, no database;
- * run as many as the load needs (competing consumers). Two lanes, each with capacity of its
+ * run as many as the load needs (competing consumers). Three lanes, each with capacity of its
  * own: SENDER_CONCURRENCY first attempts of new events, and SENDER_BACKLOG_CONCURRENCY
- * retries and replays, so a backlog never takes the capacity live traffic needs. How many of
+ * retries and replays, so a backlog never takes the capacity live traffic needs; and
+ * SENDER_LARGE_CONCURRENCY attempts of large messages, which bounds the memory they take. How many of
  * one endpoint's attempts are in flight is the dispatcher's release gate's to bound.
  */
 export function createSender(config: SenderConfig, logger: Logger, registry: Registry): Sender {
@@ -74,7 +75,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   // closed the extra sockets after it and connected again for the next (measured: a fifth more
   // sender CPU per delivery with 10 endpoints per event on one host). Idle ones close after
   // ATTEMPT_TIMEOUT (`timeout`).
-  const slots = config.concurrency + config.backlogConcurrency;
+  const slots = config.concurrency + config.backlogConcurrency + config.largeConcurrency;
   const agentOptions = {
     keepAlive: true,
     maxSockets: slots,
@@ -157,7 +158,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       health = await startHealthServer(
         config.healthPort,
         config.healthHost,
-        // Ready once both lanes are consumed, not at the broker's connection.
+        // Ready once every lane is consumed, not at the broker's connection.
         async () => ({ broker: await broker.ping(), consuming }),
         registry,
       );
@@ -171,6 +172,11 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
         "senderBacklog",
         { "attempt.requested.v1": (m) => handle(m.body) },
         config.backlogConcurrency,
+      );
+      await broker.consume(
+        "senderLarge",
+        { "attempt.requested.v1": (m) => handle(m.body) },
+        config.largeConcurrency,
       );
       consuming = true;
     },

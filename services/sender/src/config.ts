@@ -8,6 +8,8 @@ export type SenderConfig = {
   encryptionKey: Buffer;
   concurrency: number;
   backlogConcurrency: number;
+  /** Attempts whose message is over LARGE_MESSAGE_BYTES at once: what large messages one sender holds. */
+  largeConcurrency: number;
   /** Attempt outcomes reported per message at most; 1 publishes `attempt.completed.v1`, one each. */
   resultsPerMessage: number;
   attemptTimeoutMs: number;
@@ -66,6 +68,9 @@ export function loadConfig(env: Env = process.env): SenderConfig {
     // Per lane: first attempts of new events, and retries and replays.
     concurrency: r.int("SENDER_CONCURRENCY", 512, { min: 1, max: 10_000 }),
     backlogConcurrency: r.int("SENDER_BACKLOG_CONCURRENCY", 256, { min: 1, max: 10_000 }),
+    // Messages over LARGE_MESSAGE_BYTES, first attempts or not: each up to about 3 MiB as
+    // received (1.5 MiB of data, its quotes escaped), so 16 stay far inside the heap (README, "Limits").
+    largeConcurrency: r.int("SENDER_LARGE_CONCURRENCY", 16, { min: 1, max: 1000 }),
     // 1 while dispatchers older than `attempts.completed.v1` still run (an upgrade's rollout).
     resultsPerMessage: r.int("SENDER_RESULTS_PER_MESSAGE", RESULTS_PER_MESSAGE, {
       min: 1,

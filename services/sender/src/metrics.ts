@@ -8,6 +8,7 @@ export function senderMetrics(registry: Registry, broker: Broker) {
   registerQueueGauges(registry, broker, [
     broker.topology.queues.senderAttempts,
     broker.topology.queues.senderBacklog,
+    broker.topology.queues.senderLarge,
   ]);
   return {
     attempts: new Counter({

@@ -1,8 +1,20 @@
 import { newId } from "../ids.ts";
 import { prepared, type Queryable } from "../pool.ts";
 
-/** `data` only for events of an app with a filtered endpoint: the filter may read it. */
-export type FanOutEvent = { id: string; account_id: string; app_id: string; type: string; data?: unknown };
+/**
+ * An event to fan out. `reads_data`: an endpoint that takes it by type filters on `data`, which
+ * must be read (`eventPayloads`) to match; `data_bytes`, the data's size as accepted (null:
+ * unknown, from before sizes were kept).
+ */
+export type FanOutEvent = {
+  id: string;
+  account_id: string;
+  app_id: string;
+  type: string;
+  data_bytes: number | null;
+  reads_data?: boolean;
+  data?: unknown;
+};
 export type FanOutEndpoint = {
   id: string;
   app_id: string;
@@ -16,7 +28,7 @@ export type FanOutEndpoint = {
 
 const EVENTS = prepared(
   "fan-out-events",
-  `SELECT ev.id, ev.account_id, ev.app_id, ev.type FROM events ev JOIN apps ON apps.id = ev.app_id
+  `SELECT ev.id, ev.account_id, ev.app_id, ev.type, ev.data_bytes FROM events ev JOIN apps ON apps.id = ev.app_id
    WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL AND ev.data_erased_at IS NULL`,
 );
 const ENDPOINTS = prepared(
@@ -28,10 +40,11 @@ const ENDPOINTS = prepared(
 const PAYLOADS = prepared("fan-out-payloads", "SELECT id, data FROM events WHERE id = ANY($1)");
 
 /**
- * The events of these ids that still have an app and their payload, and the endpoints their
- * apps have that may receive them: neither deleted nor disabled. An event's `data` comes with
- * it when an endpoint of its app has a filter. Which endpoint receives which event is the
- * dispatcher's policy (its `fanOut` stage).
+ * The events of these ids that still have an app, and the endpoints their apps have that may
+ * receive them: neither deleted nor disabled. An event an endpoint takes by type and that
+ * filters on `data` is marked `reads_data`: its payload is read apart, a few at a time
+ * (`eventPayloads`), the rest fan out on what the event row holds. Which endpoint receives
+ * which event is the dispatcher's policy (its `fanOut` stage).
  */
 export async function eventsToFanOut(
   db: Queryable,
@@ -42,20 +55,18 @@ export async function eventsToFanOut(
   const { rows: endpoints } = await db.query<FanOutEndpoint>(
     ENDPOINTS([[...new Set(events.map((e) => e.app_id))]]),
   );
-  // Payloads are read only for events an endpoint takes by type and filters on `data`: the
-  // rest fan out on what the event row holds.
   const readers = endpoints.filter((e) => e.filter !== null && JSON.stringify(e.filter).includes('"data'));
-  const needed = events.filter((ev) =>
-    readers.some(
+  for (const ev of events)
+    ev.reads_data = readers.some(
       (e) => e.app_id === ev.app_id && (e.event_types.length === 0 || e.event_types.includes(ev.type)),
-    ),
-  );
-  if (needed.length) {
-    const { rows } = await db.query<{ id: string; data: unknown }>(PAYLOADS([needed.map((e) => e.id)]));
-    const data = new Map(rows.map((r) => [r.id, r.data]));
-    for (const e of needed) e.data = data.get(e.id);
-  }
+    );
   return { events, endpoints };
+}
+
+/** These events' data, parsed, by id; an event gone meanwhile is absent. */
+export async function eventPayloads(db: Queryable, eventIds: string[]): Promise<Map<string, unknown>> {
+  const { rows } = await db.query<{ id: string; data: unknown }>(PAYLOADS([eventIds]));
+  return new Map(rows.map((r) => [r.id, r.data]));
 }
 
 /**

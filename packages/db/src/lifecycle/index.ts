@@ -13,6 +13,7 @@ export { checkDue } from "./due.ts";
 export { type ExpireScope, expireEvents, RETENTION_MAX_SECONDS, removeExpired } from "./expire.ts";
 export {
   createDeliveries,
+  eventPayloads,
   eventsToFanOut,
   type FanOutEndpoint,
   type FanOutEvent,
@@ -65,4 +66,12 @@ export {
   type RetryPolicy,
   recordResults,
 } from "./results.ts";
-export { type AttemptToSend, attemptsToSend, claimStranded, type Lane, laneOf } from "./send.ts";
+export {
+  type AttemptToSend,
+  attemptsToSend,
+  claimStranded,
+  eventData,
+  INLINE_DATA_BYTES,
+  type Lane,
+  laneOf,
+} from "./send.ts";

@@ -78,8 +78,8 @@ export async function stageNotices(db: Queryable | Statements, notices: Notice[]
          WHERE oe.account_id = op.account_id AND oe.app_id = op.id AND oe.deleted_at IS NULL AND NOT oe.disabled
            AND (COALESCE(cardinality(oe.event_types), 0) = 0 OR n.type = ANY(oe.event_types)))),
      ev AS (
-       INSERT INTO events (id, account_id, app_id, type, data, created_at)
-       SELECT event_id, account_id, op_app, type, data, $7::timestamptz FROM src
+       INSERT INTO events (id, account_id, app_id, type, data, data_bytes, created_at)
+       SELECT event_id, account_id, op_app, type, data, octet_length(data::text), $7::timestamptz FROM src
        RETURNING id),
      o AS (
        ${insertOutboxRows(`(SELECT 'event.created.v1' AS name, src.message_id, src.payload, '{}'::jsonb AS headers,

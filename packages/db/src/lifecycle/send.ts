@@ -1,4 +1,4 @@
-import type { Queryable } from "../pool.ts";
+import { prepared, type Queryable } from "../pool.ts";
 
 /** A pending attempt with everything a sender needs to make it (senders have no database). */
 export type AttemptToSend = {
@@ -20,8 +20,13 @@ export type AttemptToSend = {
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
   type: string;
-  /** The event's data as stored JSON text, not parsed. */
-  data: string;
+  /**
+   * The event's data as stored JSON text, not parsed, when it is at most INLINE_DATA_BYTES;
+   * larger, null: `eventData` reads it when it is sent, a few at a time.
+   */
+  data: string | null;
+  /** The data's size as accepted (null: accepted before sizes were kept). */
+  data_bytes: number | null;
   created_at: Date;
   trace_context: string | null;
   /** The replay that made it, if one did. */
@@ -36,10 +41,27 @@ export type Lane = "live" | "backlog";
 export const laneOf = (a: Pick<AttemptToSend, "attempt_number" | "replay_id">): Lane =>
   a.attempt_number === 1 && a.replay_id === null ? "live" : "backlog";
 
+/**
+ * Event data up to this size comes with the attempts released; larger, it is read apart, once
+ * an event however many of its attempts go, and a few events at a time (the dispatcher's
+ * publishAttempts): a hundred endpoints of an event of a megabyte are never a hundred copies.
+ */
+export const INLINE_DATA_BYTES = 16 * 1024;
+
 /** The columns of an `AttemptToSend`, from attempts `a`, endpoints `ep` and events `ev`. */
 export const SEND_COLUMNS = `a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number, a.replay_id,
   ep.url, ep.headers, ep.headers_sealed, ep.auth_sealed, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
-  ev.type, ev.data::text AS data, ev.created_at, ev.trace_context`;
+  ev.type, CASE WHEN ev.data_bytes <= ${INLINE_DATA_BYTES} THEN ev.data::text END AS data, ev.data_bytes,
+  ev.created_at, ev.trace_context`;
+
+const EVENT_DATA = prepared("event-data", "SELECT id, data::text AS data FROM events WHERE id = ANY($1)");
+
+/** These events' data as stored JSON text, by id; an event gone meanwhile is absent. */
+export async function eventData(db: Queryable, eventIds: string[]): Promise<Map<string, string>> {
+  if (!eventIds.length) return new Map();
+  const { rows } = await db.query<{ id: string; data: string }>(EVENT_DATA([eventIds]));
+  return new Map(rows.map((r) => [r.id, r.data]));
+}
 
 /**
  * These attempts, still `pending`, with what a sender needs, oldest first: the sweeper's, sent

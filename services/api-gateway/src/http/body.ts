@@ -1,3 +1,4 @@
+import { REQUEST_BODY_MAX_BYTES } from "@herald/contracts";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError } from "./errors.ts";
 
@@ -6,18 +7,27 @@ import { ApiError } from "./errors.ts";
  * `name[]=a&name[]=b`, maps as `headers[X-Foo]=bar`, and JSON-valued fields (`data`,
  * `schema`) as JSON strings. Any other content type on a body is a 415.
  */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+export const BODY_LIMIT_BYTES = REQUEST_BODY_MAX_BYTES;
 
 declare global {
   namespace Express {
     interface Request {
       /** True when the body came form-encoded: its values are strings to coerce. */
       isForm?: boolean;
+      /** A JSON body's bytes as received, for checks cheaper on the text than on the parsed value. */
+      rawJson?: Buffer;
     }
   }
 }
 
-const json = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: "application/json" });
+const json = express.json({
+  limit: BODY_LIMIT_BYTES,
+  strict: false,
+  type: "application/json",
+  verify: (req, _res, buf) => {
+    (req as Request).rawJson = buf;
+  },
+});
 const form = express.urlencoded({ limit: BODY_LIMIT_BYTES, extended: true, parameterLimit: 10_000 });
 
 function hasBody(req: Request): boolean {

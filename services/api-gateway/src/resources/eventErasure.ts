@@ -37,7 +37,7 @@ export const eventErasureRoutes: RouteSpec[] = [
         const erasedAt = new Date();
         const changed = await tx.event.updateMany({
           where: { id: found.id, dataErasedAt: null },
-          data: { data: {}, dataErasedAt: erasedAt },
+          data: { data: {}, dataBytes: 2, dataErasedAt: erasedAt },
         });
         // Gone meanwhile (its app purged, its retention run out): as if it never was.
         const event = await tx.event.findUnique({ where: { id: found.id } });
