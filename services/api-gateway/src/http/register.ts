@@ -88,7 +88,7 @@ export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, li
         parseFormJson(body, route.formJson ?? []);
         emptyFormArrays(body, bodySchema);
       }
-      checkStorable([body]);
+      checkStorable([body], req.isForm ? undefined : req.rawJson);
       validate(bodySchema, body, { coerce: req.isForm === true });
       const run = (): Promise<Reply> =>
         route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });
