@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import serviceNodeFlags from "@herald/runtime/service-node-flags.json" with { type: "json" };
 
 /** A Node process whose output (stdout and stderr together) is kept for assertions. */
 export type NodeProcess = {
@@ -24,12 +25,20 @@ export type ServiceProcess = NodeProcess & { name: string };
 
 const root = join(import.meta.dirname, "..", "..");
 
+/** The flags `npm start` and the images run every service with (its heap cap). */
+export const SERVICE_NODE_FLAGS: string[] = serviceNodeFlags;
+
+/**
+ * `nodeFlags`: what else node runs with; SERVICE_NODE_FLAGS for the heap cap every service has
+ * under `npm start` and in its image, where a test must see what runs out of memory there.
+ */
 export function spawnService(
   service: "dispatcher" | "sender" | "api-gateway",
   name: string,
   env: Record<string, string>,
+  nodeFlags: string[] = [],
 ): ServiceProcess {
-  const run = runNode(["--import", "tsx", join("services", service, "src", "main.ts")], {
+  const run = runNode([...nodeFlags, "--import", "tsx", join("services", service, "src", "main.ts")], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
   });

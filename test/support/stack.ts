@@ -1,0 +1,136 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { AMQP_URL } from "./env.ts";
+import { ADMIN_TOKEN, type Response } from "./gateway.ts";
+import { createQueuePrefix, createTestDatabase } from "./isolation.ts";
+import {
+  freePort,
+  SERVICE_NODE_FLAGS,
+  type ServiceProcess,
+  spawnService,
+  stopAll,
+  waitForOutput,
+} from "./processes.ts";
+
+/**
+ * The whole system as `npm start` runs it: a gateway, a dispatcher and a sender, each its own
+ * process with the heap cap of SERVICE_NODE_FLAGS, on a database and queue prefix of the
+ * test's own. For tests whose question is whether a process survives (its heap, its event
+ * loop): in-process services would share the test's heap and hide it.
+ */
+export type Stack = {
+  url: string;
+  services: ServiceProcess[];
+  /** Makes an account through the operator route; returns its API key. */
+  newAccount(name: string): Promise<string>;
+  request(key: string, method: string, path: string, json?: unknown): Promise<Response>;
+  /** The services that exited, each with the end of what it printed. */
+  exited(): string[];
+  /** Each running service's peak resident memory so far, in MiB (VmHWM). */
+  peakMemory(): Record<string, number>;
+  close(): Promise<void>;
+};
+
+export async function startStack(
+  env: Record<string, string> = {},
+  nodeFlags: string[] = SERVICE_NODE_FLAGS,
+): Promise<Stack> {
+  const db = await createTestDatabase();
+  const queues = createQueuePrefix();
+  const port = await freePort();
+  const shared = {
+    DATABASE_URL: db.url,
+    AMQP_URL,
+    AMQP_PREFIX: queues.prefix,
+    ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    RETRY_SCHEDULE: "1s,1s",
+    ALLOW_PRIVATE_DESTINATIONS: "true",
+    HEALTH_PORT: "0",
+    HEALTH_HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    ...env,
+  };
+  const services = [
+    spawnService(
+      "api-gateway",
+      "api-gateway",
+      { ...shared, PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN },
+      nodeFlags,
+    ),
+    // At info, to be seen consuming.
+    spawnService("dispatcher", "dispatcher", { ...shared, LOG_LEVEL: "info" }, nodeFlags),
+    spawnService("sender", "sender", { ...shared, LOG_LEVEL: "info" }, nodeFlags),
+  ];
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    await stopAll(services);
+    await queues.remove([1000]).catch(() => {});
+    await db.drop();
+  };
+  try {
+    await waitForReady(services[0]!, `${url}/readyz`);
+    await waitForOutput(services[1]!, "dispatcher consuming", 60_000);
+    await waitForOutput(services[2]!, "sender consuming", 60_000);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+
+  async function request(key: string, method: string, path: string, json?: unknown): Promise<Response> {
+    const res = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(json === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body, headers: res.headers };
+  }
+
+  return {
+    url,
+    services,
+    async newAccount(name) {
+      const res = await request(ADMIN_TOKEN, "POST", "/admin/accounts", { name });
+      if (res.status !== 201) throw new Error(`could not create an account: ${JSON.stringify(res.body)}`);
+      return res.body.api_key.key as string;
+    },
+    request,
+    exited: () =>
+      services
+        .filter((s) => s.child.exitCode !== null || s.child.signalCode !== null)
+        .map(
+          (s) => `${s.name} exited (${s.child.exitCode ?? s.child.signalCode}):\n${s.output().slice(-2000)}`,
+        ),
+    peakMemory: () =>
+      Object.fromEntries(
+        services
+          .filter((s) => s.child.exitCode === null && s.child.pid)
+          .map((s) => {
+            const status = readFileSync(`/proc/${s.child.pid}/status`, "utf8");
+            return [s.name, Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)];
+          }),
+      ),
+    close,
+  };
+}
+
+async function waitForReady(service: ServiceProcess, url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (service.child.exitCode !== null) throw new Error(`${service.name} exited:\n${service.output()}`);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${service.name} not ready:\n${service.output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
