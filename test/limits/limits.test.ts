@@ -162,4 +162,33 @@ describe("limits, alone and together, beside a bystander", () => {
     await bystander.step();
     expectBystanderUnharmed();
   });
+
+  it("a page of the largest events: cut short by their size, and paged through whole", {
+    timeout: 240_000,
+  }, async () => {
+    await expectCreated(as("POST", "/v3/apps", { uid: "paged", name: "Paged" }));
+    await as("POST", "/v3/event-types", { name: "paged.event" });
+    const sent = 12;
+    const data = manyKeys(100_000);
+    for (let i = 0; i < sent; i++) {
+      await expectCreated(as("POST", "/v3/events", { app: "paged", type: "paged.event", data }));
+      if (i % 4 === 0) await bystander.step();
+    }
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < sent; page++) {
+      const res = await as("GET", `/v3/events?app=paged&limit=100${after ? `&starting_after=${after}` : ""}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.length).toBeGreaterThan(0);
+      // Never the whole hundred: two megabytes of payloads a page at most.
+      expect(res.body.data.length).toBeLessThanOrEqual(2);
+      expect(Object.keys(res.body.data[0].data)).toHaveLength(100_000);
+      seen.push(...res.body.data.map((e: { id: string }) => e.id));
+      if (!res.body.has_more) break;
+      after = seen.at(-1);
+    }
+    expect(new Set(seen).size).toBe(sent);
+    await bystander.step();
+    expectBystanderUnharmed();
+  });
 });

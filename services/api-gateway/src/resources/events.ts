@@ -1,8 +1,9 @@
+import { REQUEST_BODY_MAX_BYTES } from "@herald/contracts";
 import { isId, type PrismaClient } from "@herald/db";
 import { DELIVERY_STATUSES } from "@herald/db/statuses";
 import type { Account, Ctx } from "../context.ts";
 import { invalid, notFound } from "../http/errors.ts";
-import { cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
+import { type Cursor, cursorOf, type PageQuery, pagingProperties, toList } from "../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../http/route.ts";
 import {
   appIdWhere,
@@ -16,6 +17,35 @@ import {
 } from "./common.ts";
 import { DELIVERIES_SHOWN, type DeliveryRow, deliveriesOf, serializeDelivery } from "./eventDeliveries.ts";
 import { sendBodySchema, sendEvent } from "./sendEvent.ts";
+
+/**
+ * A page's payloads together, at most, as accepted (one event alone may be larger): a page of a
+ * hundred events of a megabyte would be a hundred megabytes parsed on the gateway's heap.
+ */
+export const PAGE_DATA_BYTES = 2 * 1024 * 1024;
+
+type Listed = Omit<EventRow, "data"> & { dataBytes: number | null };
+
+/**
+ * The page (`toList`) cut where its payloads pass PAGE_DATA_BYTES, nearest the cursor kept, then
+ * their payloads read: rows arrive in the cursor's order, the extra one telling `has_more`.
+ */
+async function withPayloads(prisma: PrismaClient, rows: Listed[], cursor: Cursor, limit: number) {
+  let bytes = 0;
+  let kept = 0;
+  for (const row of rows.slice(0, limit)) {
+    bytes += row.dataBytes ?? REQUEST_BODY_MAX_BYTES;
+    if (kept > 0 && bytes > PAGE_DATA_BYTES) break;
+    kept++;
+  }
+  const list = toList(rows.slice(0, kept === limit ? limit + 1 : kept + 1), cursor, kept);
+  const data = await prisma.event.findMany({
+    where: { id: { in: list.data.map((e) => e.id) } },
+    select: { id: true, data: true },
+  });
+  const byId = new Map(data.map((d) => [d.id, d.data]));
+  return { ...list, data: list.data.map(({ dataBytes: _, ...e }) => ({ ...e, data: byId.get(e.id) ?? {} })) };
+}
 
 type EventRow = {
   id: string;
@@ -139,7 +169,7 @@ export const eventRoutes: RouteSpec[] = [
     tag: "Events",
     summary: "List events",
     description:
-      "Newest first. Filters combine: with `endpoint` and `status` together, only events whose delivery to that endpoint is in that status.",
+      "Newest first. Filters combine: with `endpoint` and `status` together, only events whose delivery to that endpoint is in that status. A page holds `limit` events, or fewer when their payloads pass 2 MiB together (at least one): `has_more` then says more are there.",
     query: {
       type: "object",
       additionalProperties: false,
@@ -181,8 +211,9 @@ export const eventRoutes: RouteSpec[] = [
         },
         orderBy: { id: cursor.order },
         take: cursor.take,
+        select: { id: true, appId: true, type: true, createdAt: true, dataErasedAt: true, dataBytes: true },
       });
-      const list = toList(rows, cursor, query.limit);
+      const list = await withPayloads(deps.prisma, rows, cursor, query.limit);
       const deliveries = await deliveriesOf(
         deps.prisma,
         list.data.map((e) => e.id),
