@@ -3,6 +3,7 @@ import { Broker } from "@herald/broker";
 import { isTransientDbError } from "@herald/db/errors";
 import { createPool } from "@herald/db/pool";
 import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
+import { ByteBudget } from "./byteBudget.ts";
 import type { DispatcherConfig } from "./config.ts";
 import { deleteApp } from "./deleteApp.ts";
 import type { DispatcherDeps } from "./deps.ts";
@@ -10,6 +11,7 @@ import { dropEndpoint, eraseEvent } from "./dropOpen.ts";
 import { fanOut } from "./fanOut.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { dispatcherMetrics } from "./metrics.ts";
+import { PUBLISH_BUDGET_BYTES } from "./publishAttempts.ts";
 import { recordResults } from "./recordResults.ts";
 import { startReleasing } from "./releaseAttempts.ts";
 import { delayTiers } from "./retryPolicy.ts";
@@ -41,7 +43,14 @@ export function createDispatcher(config: DispatcherConfig, logger: Logger, regis
     delaysMs: delayTiers(config.retrySchedule),
     isTransient: isTransientDbError,
   });
-  const deps: DispatcherDeps = { db, broker, config, logger, metrics: dispatcherMetrics(registry, broker) };
+  const deps: DispatcherDeps = {
+    db,
+    broker,
+    config,
+    logger,
+    metrics: dispatcherMetrics(registry, broker),
+    publishBudget: new ByteBudget(PUBLISH_BUDGET_BYTES),
+  };
   let stopSweeper: (() => Promise<void>) | null = null;
   let stopReleasing: (() => Promise<void>) | null = null;
   let stopMaintenance: (() => Promise<void>) | null = null;

@@ -1,6 +1,7 @@
 import type { Broker } from "@herald/broker";
 import type { Pool } from "@herald/db/pool";
 import type { Logger } from "@herald/runtime";
+import type { ByteBudget } from "./byteBudget.ts";
 import type { DispatcherConfig } from "./config.ts";
 import type { DispatcherMetrics } from "./metrics.ts";
 
@@ -15,4 +16,6 @@ export type DispatcherDeps = {
   config: DispatcherConfig;
   logger: Logger;
   metrics: DispatcherMetrics;
+  /** Messages being built and published at once, in bytes, across every stage (PUBLISH_BUDGET_BYTES). */
+  publishBudget: ByteBudget;
 };

@@ -92,7 +92,7 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
  * alone): parsed, an object of many small keys takes several times its text on the heap, and two
  * batches are handled at once.
  */
-export const MATCH_CHUNK_BYTES = 4 * 1024 * 1024;
+export const MATCH_CHUNK_BYTES = 2 * 1024 * 1024;
 
 /**
  * matchEndpoints, with the payloads filters read brought in a chunk at a time and let go once

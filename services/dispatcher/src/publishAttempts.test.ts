@@ -2,8 +2,14 @@ import type { Serialized } from "@herald/broker";
 import { type AttemptRequestedV1, LARGE_MESSAGE_BYTES } from "@herald/contracts";
 import type { AttemptToSend } from "@herald/db/lifecycle";
 import { describe, expect, it } from "vitest";
+import { ByteBudget } from "./byteBudget.ts";
 import type { DispatcherDeps } from "./deps.ts";
-import { PUBLISH_CHUNK_BYTES, PublishFailed, publishAttempts } from "./publishAttempts.ts";
+import {
+  PUBLISH_BUDGET_BYTES,
+  PUBLISH_CHUNK_BYTES,
+  PublishFailed,
+  publishAttempts,
+} from "./publishAttempts.ts";
 
 /**
  * What a partly failed publish reports: the attempts the broker did not confirm and no others,
@@ -53,6 +59,7 @@ function deps(
       },
     },
     config: { attemptTimeoutMs: 15_000 },
+    publishBudget: new ByteBudget(PUBLISH_BUDGET_BYTES),
     metrics: { released: { inc: () => {} } },
   } as unknown as DispatcherDeps;
 }
@@ -134,5 +141,32 @@ describe("publishAttempts", () => {
     expect([...failed, ...published].sort()).toEqual(rows.map((r) => r.id));
     expect(published.length).toBeGreaterThan(0);
     expect(failed.length).toBeGreaterThan(1);
+  });
+
+  it("holds at most PUBLISH_BUDGET_BYTES of messages unconfirmed, however many publish at once", async () => {
+    const data = JSON.stringify({ text: "x".repeat(1_000_000) });
+    let inFlight = 0;
+    let most = 0;
+    const d = deps(new Set(), []);
+    (d.broker as unknown as { publishToQueue: unknown }).publishToQueue = async (
+      _q: string,
+      _t: string,
+      body: Serialized<"attempt.requested.v1">,
+    ) => {
+      inFlight += body.content.length;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight -= body.content.length;
+    };
+    // Forty due retries of the largest event, each its own release, all at once.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        publishAttempts(d, [{ ...row(`r${i}`), event_id: "e", data, data_bytes: data.length }]),
+      ),
+    );
+    expect(40 * data.length).toBeGreaterThan(2 * PUBLISH_BUDGET_BYTES);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(PUBLISH_BUDGET_BYTES);
+    expect(d.publishBudget.held()).toBe(0);
   });
 });

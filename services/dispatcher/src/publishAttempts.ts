@@ -48,6 +48,14 @@ export class PublishFailed extends Error {
  * many of its attempts go.
  */
 export const PUBLISH_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * What every publish of large messages (over LARGE_MESSAGE_BYTES) at once may hold, in bytes:
+ * fan-out, results, due retries (up to DISPATCHER_PREFETCH at once) and the gate's poll all
+ * publish, and a hundred retries of the largest event come due together. Such a chunk waits for
+ * its bytes (deps.publishBudget); chunks of small messages only (each a chunk of 4 MiB at most)
+ * go at once.
+ */
+export const PUBLISH_BUDGET_BYTES = 16 * 1024 * 1024;
 /** The fixed fields of one `attempt.requested.v1`, at most (ids, numbers, two sealed secrets). */
 const MESSAGE_FIELDS = 2048;
 
@@ -132,7 +140,6 @@ export async function publishAttempts(
   parentOf: (eventId: string) => Context | undefined = () => undefined,
 ): Promise<void> {
   const now = new Date();
-  const { queues } = deps.broker.topology;
   const failed: string[] = [];
   let cause: unknown;
   const made = new Map<string, Buffer>();
@@ -141,47 +148,73 @@ export async function publishAttempts(
       failed.push(...chunk.map((r) => r.id));
       continue;
     }
-    let payloads: Map<string, Buffer>;
+    // The chunk's messages, and (at most as large as one of them) the payload they are made of.
+    // Small messages never wait behind large ones: they are what every other account sends.
+    const sizes = chunk.map(messageBytes);
+    const largest = Math.max(...sizes);
+    const give =
+      largest > LARGE_MESSAGE_BYTES
+        ? await deps.publishBudget.take(sizes.reduce((a, b) => a + b, 0) + largest)
+        : () => {};
     try {
-      payloads = await payloadsOf(deps, chunk, made);
-    } catch (err) {
-      cause = err;
-      failed.push(...chunk.map((r) => r.id));
-      continue;
+      cause = await publishChunk(deps, chunk, made, now, parentOf, failed);
+    } finally {
+      give();
     }
-    const sent = chunk.filter((r) => payloads.has(r.event_id));
-    const outcomes = await Promise.allSettled(
-      sent.map((r) => {
-        const content = withPayload(messageOf(deps, r, now), payloads.get(r.event_id)!);
-        const lane = content.length > LARGE_MESSAGE_BYTES ? "large" : laneOf(r);
-        deps.metrics.released.inc({ lane });
-        return deps.broker.publishToQueue(
-          lane === "large"
-            ? queues.senderLarge
-            : lane === "live"
-              ? queues.senderAttempts
-              : queues.senderBacklog,
-          "attempt.requested.v1",
-          new Serialized("attempt.requested.v1", content),
-          {
-            messageId: r.id,
-            ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
-            attributes: {
-              "herald.event_id": r.event_id,
-              "herald.endpoint_id": r.endpoint_id,
-              "herald.app_id": r.app_id,
-              "herald.attempt_number": r.attempt_number,
-            },
-          },
-        );
-      }),
-    );
-    outcomes.forEach((o, i) => {
-      if (o.status === "rejected") {
-        failed.push(sent[i]!.id);
-        cause ??= o.reason;
-      }
-    });
   }
   if (cause !== undefined) throw new PublishFailed(failed, cause);
+}
+
+/** Publishes one chunk, confirmed; returns why one failed (their ids added to `failed`), if any did. */
+async function publishChunk(
+  deps: DispatcherDeps,
+  chunk: AttemptToSend[],
+  made: Map<string, Buffer>,
+  now: Date,
+  parentOf: (eventId: string) => Context | undefined,
+  failed: string[],
+): Promise<unknown> {
+  const { queues } = deps.broker.topology;
+  let payloads: Map<string, Buffer>;
+  try {
+    payloads = await payloadsOf(deps, chunk, made);
+  } catch (err) {
+    failed.push(...chunk.map((r) => r.id));
+    return err;
+  }
+  const sent = chunk.filter((r) => payloads.has(r.event_id));
+  const outcomes = await Promise.allSettled(
+    sent.map((r) => {
+      const content = withPayload(messageOf(deps, r, now), payloads.get(r.event_id)!);
+      const lane = content.length > LARGE_MESSAGE_BYTES ? "large" : laneOf(r);
+      deps.metrics.released.inc({ lane });
+      return deps.broker.publishToQueue(
+        lane === "large"
+          ? queues.senderLarge
+          : lane === "live"
+            ? queues.senderAttempts
+            : queues.senderBacklog,
+        "attempt.requested.v1",
+        new Serialized("attempt.requested.v1", content),
+        {
+          messageId: r.id,
+          ...traceOf(r.trace_context, parentOf(r.event_id) ?? context.active()),
+          attributes: {
+            "herald.event_id": r.event_id,
+            "herald.endpoint_id": r.endpoint_id,
+            "herald.app_id": r.app_id,
+            "herald.attempt_number": r.attempt_number,
+          },
+        },
+      );
+    }),
+  );
+  let cause: unknown;
+  outcomes.forEach((o, i) => {
+    if (o.status === "rejected") {
+      failed.push(sent[i]!.id);
+      cause ??= o.reason;
+    }
+  });
+  return cause;
 }
