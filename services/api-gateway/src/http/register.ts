@@ -17,6 +17,7 @@ import {
   secureCookies,
 } from "./session.ts";
 import { checkStorable } from "./storable.ts";
+import { largeBody, Turns } from "./turns.ts";
 import { validate } from "./validate.ts";
 
 const noFields: Schema = { type: "object", additionalProperties: false, properties: {} };
@@ -72,45 +73,57 @@ async function authenticate(
 
 /** Registers every route of the table: auth, rate limit, body, validation, idempotency, handler. */
 export function registerRoutes(app: Express, routes: RouteSpec[], deps: Deps, limiters: Limiters): void {
+  // An account's large requests, in turns (turns.ts); the rest never wait for a turn.
+  const turns = new Turns();
   for (const route of routes) {
     app[route.method](expressPath(route.path), async (req: Request, res: Response) => {
       const account = await authenticate(route, req, deps, limiters);
-      checkStorable([req.params, req.query as Record<string, unknown>]);
-      const query = validate<Record<string, unknown>>(
-        route.query ?? noFields,
-        { ...req.query },
-        { coerce: true },
-      );
-      await readBody(req, res);
-      const body = req.body as Record<string, unknown>;
-      const bodySchema = route.body ?? noFields;
-      if (req.isForm) {
-        parseFormJson(body, route.formJson ?? []);
-        emptyFormArrays(body, bodySchema);
+      const end = largeBody(req.headers) ? await turns.take(account.id) : null;
+      try {
+        await handle(route, req, res, account, deps);
+      } finally {
+        end?.();
       }
-      checkStorable([body], req.isForm ? undefined : req.rawJson);
-      validate(bodySchema, body, { coerce: req.isForm === true });
-      const run = (): Promise<Reply> =>
-        route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });
-      const key = req.headers["idempotency-key"];
-      const reply =
-        route.method === "post" && route.auth === "account" && typeof key === "string"
-          ? await withIdempotency(
-              deps.prisma,
-              deps.secrets,
-              // A portal session's keys live apart from the account's: a remembered response
-              // is only ever replayed to a caller that may see it.
-              account.appId ? `${account.id}/${account.appId}` : account.id,
-              key,
-              requestHash(req.method, req.path, body),
-              run,
-            )
-          : await run();
-      if ("replayed" in reply && reply.replayed) res.setHeader("Idempotent-Replayed", "true");
-      if (reply.headers) res.set(reply.headers);
-      res.status(reply.status ?? 200).json(reply.body);
     });
   }
+}
+
+/** A route's request, once authenticated: checked, read, validated, handled and answered. */
+async function handle(route: RouteSpec, req: Request, res: Response, account: Account, deps: Deps) {
+  checkStorable([req.params, req.query as Record<string, unknown>]);
+  const query = validate<Record<string, unknown>>(
+    route.query ?? noFields,
+    { ...req.query },
+    { coerce: true },
+  );
+  await readBody(req, res);
+  const body = req.body as Record<string, unknown>;
+  const bodySchema = route.body ?? noFields;
+  if (req.isForm) {
+    parseFormJson(body, route.formJson ?? []);
+    emptyFormArrays(body, bodySchema);
+  }
+  checkStorable([body], req.isForm ? undefined : req.rawJson);
+  validate(bodySchema, body, { coerce: req.isForm === true });
+  const run = (): Promise<Reply> =>
+    route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });
+  const key = req.headers["idempotency-key"];
+  const reply =
+    route.method === "post" && route.auth === "account" && typeof key === "string"
+      ? await withIdempotency(
+          deps.prisma,
+          deps.secrets,
+          // A portal session's keys live apart from the account's: a remembered response
+          // is only ever replayed to a caller that may see it.
+          account.appId ? `${account.id}/${account.appId}` : account.id,
+          key,
+          requestHash(req.method, req.path, body),
+          run,
+        )
+      : await run();
+  if ("replayed" in reply && reply.replayed) res.setHeader("Idempotent-Replayed", "true");
+  if (reply.headers) res.set(reply.headers);
+  res.status(reply.status ?? 200).json(reply.body);
 }
 
 export function notFoundHandler(req: Request, _res: Response, next: NextFunction): void {
