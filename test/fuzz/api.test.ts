@@ -3,20 +3,25 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FuzzRequest, type Operation, requestFor } from "../support/fuzz.ts";
+import { type FuzzRequest, holdsFreeForm, type Operation, requestFor } from "../support/fuzz.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { BODY_LIMIT_BYTES } from "../support/largest.ts";
 import { openapi } from "../support/openapi.ts";
 
 /**
  * The whole API, fuzzed from its OpenAPI document against a real gateway, PostgreSQL and
  * RabbitMQ: every operation, with requests well-formed and hostile. Each answer must be below
  * 500, in the error format (with `param` for a parameter at fault) or matching the document,
- * and no request may hold the gateway's event loop (it runs in this process) past a bound.
+ * and no request may hold the gateway's event loop (it runs in this process) past a bound. Then
+ * the same at the largest legal values: every string at its `maxLength`, bodies filled to the
+ * body limit (or just over it: a 413), filters and schemas at their own limits.
  *
  * Seeded and bounded, so `npm test` runs the same cases each time. A longer run:
- *   FUZZ_RUNS=20000 FUZZ_SEED=7 npm test -- test/fuzz/api.test.ts
+ *   FUZZ_RUNS=20000 FUZZ_LARGEST_RUNS=2000 FUZZ_SEED=7 npm test -- test/fuzz/api.test.ts
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
+/** Requests at the largest values: up to a megabyte each, so fewer. */
+const LARGEST_RUNS = Number(process.env.FUZZ_LARGEST_RUNS ?? 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 /** The longest the event loop may be held by one request. */
 const LOOP_BOUND_MS = 1500;
@@ -99,12 +104,11 @@ const ID_PREFIXES: Record<string, string> = {
   attempts: "atmpt_",
   "dashboard-sessions": "ses_",
 };
-function knownFor({ method, path }: Operation): Record<string, string[]> {
-  if ((method === "delete" || path.endsWith("/archive")) && doomed[path])
-    return { ...known, ...doomed[path] };
+function knownFor({ method, path }: Operation, base = known): Record<string, string[]> {
+  if ((method === "delete" || path.endsWith("/archive")) && doomed[path]) return { ...base, ...doomed[path] };
   const prefix = ID_PREFIXES[path.split("/")[2] ?? ""];
-  const ids = prefix ? (known.id ?? []).filter((id) => id.startsWith(prefix)) : [];
-  return ids.length ? { ...known, id: ids } : known;
+  const ids = prefix ? (base.id ?? []).filter((id) => id.startsWith(prefix)) : [];
+  return ids.length ? { ...base, id: ids } : base;
 }
 
 async function send(request: FuzzRequest) {
@@ -159,7 +163,7 @@ describe("the API under fuzzed requests", () => {
     const arbitrary = fc.constantFrom(...operations.map((_, i) => i)).chain((i) =>
       fc
         .boolean()
-        .chain((clean) => requestFor(operations[i]!, knownFor(operations[i]!), clean))
+        .chain((clean) => requestFor(operations[i]!, knownFor(operations[i]!), clean ? "clean" : "hostile"))
         .map((request) => ({ i, request })),
     );
     await fc.assert(
@@ -184,5 +188,83 @@ describe("the API under fuzzed requests", () => {
     expect(tried).toBe(RUNS);
     // Well-formed requests got through, not only refusals.
     expect([...statuses.keys()].some((s) => s < 300)).toBe(true);
+  });
+
+  it("at the largest legal values, the same, and bodies up to the limit taken", {
+    timeout: Math.max(180_000, LARGEST_RUNS * 2000),
+  }, async () => {
+    // 256 event types of 64 characters, the most an endpoint's `event_types` takes, each at its longest.
+    const typeNames = Array.from({ length: 256 }, (_, i) => `largest.${i}.`.padEnd(64, "x"));
+    for (let i = 0; i < typeNames.length; i += 16) {
+      await Promise.all(
+        typeNames.slice(i, i + 16).map(async (name) => {
+          const res = await gw.request("POST", "/v3/event-types", { json: { name } });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+        }),
+      );
+    }
+    const largestKnown = {
+      // Apps by id: a uid may change under the fuzzer.
+      app: (known.app ?? []).filter((app) => app.startsWith("app_")),
+      type: [...(known.type ?? []), ...typeNames],
+      event_types: typeNames,
+      // A signing secret of the most bytes, and a token URL to pad to its longest.
+      secret: [`whsec_${Buffer.alloc(64, 7).toString("base64")}`],
+      token_url: ["https://example.com/token"],
+    };
+    // Operations whose body holds free-form JSON, which fills to the limit, come up most.
+    const weight = ({ op }: Operation) => {
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      return !body ? 1 : holdsFreeForm(body) ? 8 : 2;
+    };
+    const statuses = new Map<number, number>();
+    const figures = { tried: 0, passed: 0, big: 0, bigPassed: 0, atLimit: 0, over: 0, heldMs: 0 };
+    const arbitrary = fc
+      .oneof(...operations.map((operation, i) => ({ arbitrary: fc.constant(i), weight: weight(operation) })))
+      .chain((i) =>
+        requestFor(operations[i]!, knownFor(operations[i]!, { ...known, ...largestKnown }), "largest").map(
+          (request) => ({ i, request }),
+        ),
+      );
+    await fc.assert(
+      fc.asyncProperty(arbitrary, async ({ i, request }) => {
+        const operation = operations[i]!;
+        const bytes = request.body ? Buffer.byteLength(request.body) : 0;
+        figures.tried++;
+        loop.reset();
+        const res = await send(request);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const held = loop.max / 1e6;
+        figures.heldMs = Math.max(figures.heldMs, held);
+        const passed = res.status < 300;
+        if (passed) figures.passed++;
+        if (bytes > 500_000) figures.big++;
+        if (bytes > 500_000 && passed) figures.bigPassed++;
+        if (bytes === BODY_LIMIT_BYTES) figures.atLimit++;
+        if (bytes > BODY_LIMIT_BYTES) figures.over++;
+        const problem =
+          problemWith(operation, res) ??
+          (bytes > BODY_LIMIT_BYTES && res.status !== 413
+            ? `a body of ${bytes} bytes, over the limit, answered ${res.status}, not 413`
+            : null) ??
+          (bytes <= BODY_LIMIT_BYTES && res.status === 413
+            ? `a body of ${bytes} bytes, within the limit, answered 413: ${JSON.stringify(res.body)}`
+            : null) ??
+          (held > LOOP_BOUND_MS ? `held the event loop ${Math.round(held)} ms` : null);
+        if (problem) throw new Error(`${request.label}\n  ${problem}`);
+      }),
+      { seed: SEED, numRuns: LARGEST_RUNS, endOnFailure: true },
+    );
+    const summary = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`);
+    console.log(
+      `API fuzzer, largest values: ${figures.tried} requests over ${operations.length} operations, seed ${SEED}: ${summary.join(" ")}; ` +
+        `${figures.big} bodies over 500 KB (${figures.bigPassed} taken), ${figures.atLimit} of exactly ${BODY_LIMIT_BYTES} bytes, ` +
+        `${figures.over} over it; event loop held ${Math.round(figures.heldMs)} ms at most`,
+    );
+    expect(figures.tried).toBe(LARGEST_RUNS);
+    // The largest values got through, not only refusals: bodies of half a megabyte and more too.
+    expect(figures.passed).toBeGreaterThan(0);
+    expect(figures.big).toBeGreaterThan(0);
+    expect(figures.bigPassed).toBeGreaterThan(0);
   });
 });
