@@ -21,9 +21,15 @@ export const timeInput: Schema = {
   description: "ISO 8601 time, or unix seconds.",
 };
 
+/**
+ * An ISO 8601 time or unix seconds; an invalid Date (NaN) for anything else, and for a year
+ * PostgreSQL does not take (before 1 or after 9999), which JavaScript would.
+ */
 export function parseTime(value: string | number): Date {
-  if (typeof value === "number") return new Date(value * 1000);
-  return /^\d+$/.test(value) ? new Date(Number(value) * 1000) : new Date(value);
+  const time =
+    typeof value === "number" || /^\d+$/.test(value) ? new Date(Number(value) * 1000) : new Date(value);
+  const year = time.getUTCFullYear();
+  return year >= 1 && year <= 9999 ? time : new Date(Number.NaN);
 }
 
 export const deleted = (id: string, object: string) => ({ id, object, deleted: true });

@@ -148,7 +148,7 @@ const replayFilterProperties = {
 async function replayFilter(deps: Deps, account: Account, body: ReplayBody): Promise<Date | null> {
   const since = body.since !== undefined ? parseTime(body.since) : null;
   if (since && Number.isNaN(since.getTime()))
-    throw invalid("since", "since must be an ISO 8601 time or unix seconds.");
+    throw invalid("since", "since must be an ISO 8601 time or unix seconds, of a year from 1 to 9999.");
   if (body.event !== undefined) {
     const event = isId("event", body.event)
       ? await deps.prisma.event.findFirst({
