@@ -98,6 +98,28 @@ describe.each(["json", "form"] as const)("sending events with %s bodies", (mode)
 });
 
 describe("event rules", () => {
+  it("refuses data that PostgreSQL would write out many times larger, and keeps each event's stored size", async () => {
+    // 1e308 is 6 characters here and 309 digits as stored: 4,000 of them are 24 KB sent, 1.2 MB kept.
+    const wide = await gw.request("POST", "/v3/events", {
+      json: { app: appId, type: "user.signed_up", data: { n: Array(4000).fill(1e308) } },
+    });
+    expect(wide.status).toBe(400);
+    expect(wide.body.error.param).toBe("data");
+    expect(wide.body.error.message).toMatch(/written out in full/);
+    const few = { big: 1e308, tiny: 1e-300, some: [1.5e200, -2e-7], text: "1e308 in a string is text" };
+    const ok = await gw.request("POST", "/v3/events", {
+      json: { app: appId, type: "user.signed_up", data: few },
+    });
+    expect(ok.status).toBe(201);
+    const [row] = await seed.prisma.$queryRawUnsafe<{ stored: number; kept: number }[]>(
+      "SELECT octet_length(data::text) AS stored, data_bytes AS kept FROM events WHERE id = $1",
+      ok.body.id,
+    );
+    // The size kept counts every digit PostgreSQL writes (its spaces aside), never fewer.
+    expect(row!.kept).toBeGreaterThanOrEqual(row!.stored - 2 * 6);
+    expect(row!.kept).toBeGreaterThan(600);
+  });
+
   it("needs an existing, unarchived type and an object payload", async () => {
     const unknown = await gw.request("POST", "/v3/events", {
       json: { app: "acme", type: "nope.never", data: {} },

@@ -82,6 +82,7 @@ async function writeUnpublished(id: string, n: number): Promise<void> {
     appId: app.id,
     type: "ledger.entry",
     data: JSON.stringify({ n }),
+    dataBytes: JSON.stringify({ n }).length,
     traceContext: null,
     createdAt: at,
     message: {

@@ -72,3 +72,40 @@ export function unstorableAt(root: unknown): string[] | null {
   }
   return null;
 }
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+/** A character of a JSON number after its first: digits, `.`, `e`, `E`, `+`, `-`. */
+const inNumber = (c: number) =>
+  isDigit(c) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+
+/**
+ * The size in UTF-8 bytes of a JSON text (as JSON.stringify writes it) once PostgreSQL's `jsonb`
+ * writes it back, the space after each `:` and `,` aside: a number with an exponent comes back
+ * in full (`1e308` as 309 digits, `1e-300` as 302 characters), so a megabyte of them would be
+ * tens of megabytes stored and sent. Counted generously: mantissa digits, exponent and 3.
+ */
+export function storedJsonBytes(json: string): number {
+  let extra = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < json.length && json.charCodeAt(i) !== QUOTE; i++)
+        if (json.charCodeAt(i) === BACKSLASH) i++;
+    } else if (isDigit(c) || c === 0x2d) {
+      let end = i + 1;
+      let e = -1;
+      for (; end < json.length && inNumber(json.charCodeAt(end)); end++)
+        if (e === -1 && (json.charCodeAt(end) | 0x20) === 0x65) e = end;
+      if (e !== -1) {
+        let digits = 0;
+        for (let j = i; j < e; j++) if (isDigit(json.charCodeAt(j))) digits++;
+        const exponent = Math.abs(Number(json.slice(e + 1, end)));
+        extra += Math.max(0, digits + exponent + 3 - (end - i));
+      }
+      i = end - 1;
+    }
+  }
+  return Buffer.byteLength(json) + extra;
+}

@@ -15,6 +15,8 @@ export type EventRecord = {
   appId: string;
   type: string;
   data: string;
+  /** The data's size as PostgreSQL writes it back (`storedJsonBytes`), spaces aside. */
+  dataBytes: number;
   traceContext: string | null;
   createdAt: Date;
   message: { name: string; messageId: string; payload: string; headers: string };
@@ -27,11 +29,11 @@ const INSERT = prepared(
   `
   WITH x AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-                         $8::text[], $9::text[], $10::text[], $11::text[])
-      AS x(id, account_id, app_id, type, data, trace_context, created_at, name, message_id, payload, headers)),
+                         $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+      AS x(id, account_id, app_id, type, data, trace_context, created_at, name, message_id, payload, headers, data_bytes)),
   e AS (
     INSERT INTO events (id, account_id, app_id, type, data, data_bytes, trace_context, created_at)
-    SELECT id, account_id, app_id, type, data::jsonb, octet_length(data), trace_context, created_at FROM x
+    SELECT id, account_id, app_id, type, data::jsonb, data_bytes, trace_context, created_at FROM x
     WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = x.app_id AND apps.deleted_at IS NULL)
     RETURNING id)
   ${insertOutboxRows("x JOIN e ON e.id = x.id")}`,
@@ -100,6 +102,7 @@ export class EventWriter {
         column((r) => r.message.messageId),
         column((r) => r.message.payload),
         column((r) => r.message.headers),
+        column((r) => r.dataBytes),
       ]),
     );
     return new Map(rows.map((r) => [r.message_id, BigInt(r.id)]));

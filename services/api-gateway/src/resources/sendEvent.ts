@@ -1,4 +1,6 @@
+import { REQUEST_BODY_MAX_BYTES } from "@herald/contracts";
 import { newId } from "@herald/db";
+import { storedJsonBytes } from "@herald/db/text";
 import { annotate, traceHeaders } from "@herald/runtime";
 import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { AppDeletedError } from "../eventWriter.ts";
@@ -89,6 +91,13 @@ export async function acceptEvent(
     created_at: createdAt.toISOString(),
     ...(onlyEndpoint ? { only_endpoint: onlyEndpoint } : {}),
   });
+  const text = JSON.stringify(body.data);
+  const dataBytes = storedJsonBytes(text);
+  if (dataBytes > REQUEST_BODY_MAX_BYTES)
+    throw invalid(
+      "data",
+      `data would be ${dataBytes} bytes as stored: numbers with large exponents are written out in full (1e308 as 309 digits); at most ${REQUEST_BODY_MAX_BYTES}.`,
+    );
   let outboxId: bigint;
   try {
     outboxId = await deps.events.write({
@@ -96,7 +105,8 @@ export async function acceptEvent(
       accountId: account.id,
       appId: app.id,
       type: body.type,
-      data: JSON.stringify(body.data),
+      data: text,
+      dataBytes,
       traceContext: headers.traceparent ?? null,
       createdAt,
       message: {
