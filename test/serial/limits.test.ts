@@ -7,7 +7,8 @@ import { type Stack, startStack } from "../support/stack.ts";
  * together, while another account (the bystander) reads its app every 200 ms and sends an event
  * after each step. The services run as processes with the heap cap they have under `npm start`
  * and in their images. None may exit, and the bystander's reads and deliveries stay under a
- * second at the 99th percentile.
+ * second at the 99th percentile. Serial (vitest.serial.config.ts): with other tests beside it,
+ * the bystander would measure them too.
  */
 const ENDPOINTS_PER_APP = 100;
 const HEADERS = 20;
@@ -44,11 +45,14 @@ const as = (method: string, path: string, json?: unknown) => stack.request(attac
 /** No process exited, and the bystander's reads and deliveries since the last check were under a second. */
 function expectBystanderUnharmed(): void {
   expect(stack.exited()).toEqual([]);
-  const { requestMs, deliveryMs } = bystander.take();
+  const { requestMs, deliveryMs, acceptedMs } = bystander.take();
   expect(requestMs.length).toBeGreaterThan(0);
   expect(deliveryMs.length).toBeGreaterThan(0);
   expect(p99Of(requestMs), `reads, ms: ${JSON.stringify(requestMs.map(Math.round))}`).toBeLessThan(1000);
-  expect(p99Of(deliveryMs), `deliveries, ms: ${JSON.stringify(deliveryMs)}`).toBeLessThan(1000);
+  expect(
+    p99Of(deliveryMs),
+    `deliveries, ms: ${JSON.stringify(deliveryMs)}, of which until the 201: ${JSON.stringify(acceptedMs)}`,
+  ).toBeLessThan(1000);
 }
 
 async function expectCreated(res: Promise<{ status: number; body: unknown }>): Promise<string> {
@@ -137,6 +141,7 @@ describe("limits, alone and together, beside a bystander", () => {
     expect(JSON.stringify(schema).length).toBeLessThanOrEqual(65_536);
     const type = await as("POST", "/v3/event-types", { name: "all.event", schema });
     expect(type.status, JSON.stringify(type.body).slice(0, 300)).toBe(201);
+    await as("POST", "/v3/event-types", { name: "all.keys" });
     // The widest filter, with a clause that matches (it is applied, or past the budget not applied: delivered either way).
     const filter = { $or: [...WIDE_FILTER.$or.slice(0, 11), { type: "all.event" }] };
     const headers = Object.fromEntries(
@@ -152,7 +157,7 @@ describe("limits, alone and together, beside a bystander", () => {
     const answers = await Promise.all([
       ...Array.from({ length: events }, () => as("POST", "/v3/events", event)),
       ...Array.from({ length: events }, () => as("POST", "/v3/events/dry-run", event)),
-      as("POST", "/v3/events/dry-run", { app: "all", type: "all.event", data: manyKeys(105_000) }),
+      as("POST", "/v3/events/dry-run", { app: "all", type: "all.keys", data: manyKeys(105_000) }),
       bystander.step(),
     ]);
     for (const a of answers.slice(0, events)) expect(a!.status).toBe(201);

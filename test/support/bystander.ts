@@ -54,7 +54,8 @@ export async function startSink(): Promise<Sink> {
  * What it measured: each read's time, each event's time from the send to its arrival
  * (Infinity for a read that failed or an event that did not come).
  */
-export type Measured = { requestMs: number[]; deliveryMs: number[] };
+/** `acceptedMs`: of each event's delivery time, the part until its 201, for a failure to tell where. */
+export type Measured = { requestMs: number[]; deliveryMs: number[]; acceptedMs: number[] };
 export type Bystander = {
   step(): Promise<void>;
   /** What was measured since the last call (or the start). */
@@ -73,6 +74,7 @@ export async function startBystander(stack: Stack, sink: Sink): Promise<Bystande
   if (app.status !== 201 || ep.status !== 201) throw new Error("the bystander could not set up");
   let requestMs: number[] = [];
   let deliveryMs: number[] = [];
+  let acceptedMs: number[] = [];
   let stopped = false;
   const reading = (async () => {
     while (!stopped) {
@@ -97,8 +99,10 @@ export async function startBystander(stack: Stack, sink: Sink): Promise<Bystande
         .catch(() => null);
       if (sent?.status !== 201) {
         deliveryMs.push(Number.POSITIVE_INFINITY);
+        acceptedMs.push(Number.POSITIVE_INFINITY);
         return;
       }
+      acceptedMs.push(Date.now() - started);
       while (Date.now() - started < 20_000) {
         const at = sink.arrivedAt(sent.body.id);
         if (at !== undefined) {
@@ -110,15 +114,16 @@ export async function startBystander(stack: Stack, sink: Sink): Promise<Bystande
       deliveryMs.push(Number.POSITIVE_INFINITY);
     },
     take() {
-      const measured = { requestMs, deliveryMs };
+      const measured = { requestMs, deliveryMs, acceptedMs };
       requestMs = [];
       deliveryMs = [];
+      acceptedMs = [];
       return measured;
     },
     async stop() {
       stopped = true;
       await reading;
-      return { requestMs, deliveryMs };
+      return { requestMs, deliveryMs, acceptedMs };
     },
   };
 }

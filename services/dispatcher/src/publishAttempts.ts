@@ -44,15 +44,16 @@ export class PublishFailed extends Error {
 /**
  * What the attempts in hand may take of the dispatcher's heap at once, as messages built and
  * waiting for their confirms: the attempts go in chunks of about this many bytes, each
- * confirmed before the next is built. An event's payload is read and serialized once, however
- * many of its attempts go.
+ * confirmed before the next is built: a small publish on the same connection waits behind one
+ * large message at most. An event's payload is read and serialized once, however many of its
+ * attempts go.
  */
-export const PUBLISH_CHUNK_BYTES = 4 * 1024 * 1024;
+export const PUBLISH_CHUNK_BYTES = 2 * 1024 * 1024;
 /**
  * What every publish of large messages (over LARGE_MESSAGE_BYTES) at once may hold, in bytes:
  * fan-out, results, due retries (up to DISPATCHER_PREFETCH at once) and the gate's poll all
  * publish, and a hundred retries of the largest event come due together. Such a chunk waits for
- * its bytes (deps.publishBudget); chunks of small messages only (each a chunk of 4 MiB at most)
+ * its bytes (deps.publishBudget); chunks of small messages only (each a chunk of 2 MiB at most)
  * go at once.
  */
 export const PUBLISH_BUDGET_BYTES = 16 * 1024 * 1024;
