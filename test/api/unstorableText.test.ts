@@ -155,3 +155,18 @@ describe("a body nested deeper than the gateway walks", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 });
+
+describe("a body in another Unicode encoding", () => {
+  it("is checked as its text, not its bytes: a NUL or a lone surrogate in UTF-16 is a 400 too", async () => {
+    for (const [text, what] of [
+      [`{"app":"acme","type":"order.paid","data":{"x":"\\u0000"}}`, "a NUL"],
+      [`{"app":"acme","type":"order.paid","data":{"x":"\\ud800"}}`, "a lone surrogate"],
+    ] as const) {
+      const res = await gw.request("POST", "/v3/events", {
+        raw: { body: Buffer.from(`\ufeff${text}`, "utf16le"), type: "application/json; charset=utf-16le" },
+      });
+      expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.error.param).toMatch(/^data/);
+    }
+  });
+});

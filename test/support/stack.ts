@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { apiClient } from "./apiClient.ts";
 import { AMQP_URL } from "./env.ts";
 import { ADMIN_TOKEN, type Response } from "./gateway.ts";
 import { createQueuePrefix, createTestDatabase } from "./isolation.ts";
@@ -76,22 +77,8 @@ export async function startStack(
     throw err;
   }
 
-  async function request(key: string, method: string, path: string, json?: unknown): Promise<Response> {
-    const res = await fetch(url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(json === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: json === undefined ? undefined : JSON.stringify(json),
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body, headers: res.headers };
-  }
+  const request = (key: string, method: string, path: string, json?: unknown) =>
+    apiClient(url, key)(method, path, json);
 
   return {
     url,

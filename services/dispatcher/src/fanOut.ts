@@ -111,14 +111,26 @@ async function matchInChunks(
     onlyTo,
   );
   const size = (e: FanOutEvent) => (e.data_bytes ?? REQUEST_BODY_MAX_BYTES) * STORED_DATA_GROWTH;
+  let since = performance.now();
   for (const chunk of inChunks(readers, size, MATCH_CHUNK_BYTES)) {
     const payloads = await eventPayloads(
       deps.db,
       chunk.map((e) => e.id),
     );
-    for (const e of chunk) e.data = payloads.get(e.id);
-    targets.push(...matchEndpoints(chunk, endpoints, onlyTo));
-    for (const e of chunk) e.data = undefined;
+    for (const e of chunk) {
+      e.data = payloads.get(e.id);
+      targets.push(...matchEndpoints([e], endpoints, onlyTo));
+      e.data = undefined;
+      // Each event's matching is bounded (MATCH_TIME_MS); a batch of them is not: the event
+      // loop is let go between them, for the other batch, results and retries.
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await new Promise((r) => setImmediate(r));
+        since = performance.now();
+      }
+    }
   }
   return targets;
 }
+
+/** The longest the fan-out's matching holds the event loop before it lets others run. */
+const YIELD_AFTER_MS = 10;

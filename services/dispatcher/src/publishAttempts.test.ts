@@ -116,12 +116,13 @@ describe("publishAttempts", () => {
     // Read once, though its 20 attempts went in several chunks of PUBLISH_CHUNK_BYTES.
     expect(reads).toEqual([["e_large"]]);
     expect(messages).toHaveLength(21);
-    for (const m of messages.slice(0, 20)) {
+    // The small one first, then the large ones.
+    expect(messages[0]!.attempt_id).toBe("small");
+    for (const m of messages.slice(1)) {
       expect(m.payload.length).toBeGreaterThan(LARGE_MESSAGE_BYTES);
       expect(JSON.parse(m.payload).data).toEqual(JSON.parse(data));
     }
-    expect(queues.slice(0, 20)).toEqual(Array(20).fill("large"));
-    expect(queues[20]).toBe("live");
+    expect(queues).toEqual(["live", ...Array(20).fill("large")]);
     expect(20 * 2 * data.length).toBeGreaterThan(PUBLISH_CHUNK_BYTES);
   });
 
@@ -168,5 +169,13 @@ describe("publishAttempts", () => {
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(PUBLISH_BUDGET_BYTES);
     expect(d.publishBudget.held()).toBe(0);
+  });
+
+  it("publishes small messages before large ones given before them", async () => {
+    const data = JSON.stringify({ text: "x".repeat(500_000) });
+    const messages: AttemptRequestedV1[] = [];
+    const large = ["l1", "l2", "l3"].map((id) => ({ ...row(id), data, data_bytes: data.length }));
+    await publishAttempts(deps(new Set(), [], messages), [...large, row("s1"), row("s2")]);
+    expect(messages.map((m) => m.attempt_id)).toEqual(["s1", "s2", "l1", "l2", "l3"]);
   });
 });

@@ -15,7 +15,8 @@ import type { DispatcherDeps } from "./deps.ts";
 /**
  * Hands attempts to the senders, one `attempt.requested.v1` each, built from the database
  * (senders have none), each to its lane's queue (`live`: first attempts of new events;
- * `backlog`: retries and replays), published with confirms, in the order given.
+ * `backlog`: retries and replays; `large`: any whose message is over LARGE_MESSAGE_BYTES),
+ * published with confirms, those of small messages first, each in the order given.
  *
  * Each attempt joins its event's trace (kept on the event row): under the given parent when
  * that is already in the event's trace (fan-out, a due retry), else directly under the
@@ -130,7 +131,7 @@ function messageOf(deps: DispatcherDeps, r: AttemptToSend, now: Date): Omit<Atte
 
 /**
  * `parentOf(eventId)`: the context to publish an event's attempts under (default: the active
- * one). Every publish is awaited, confirmed or not; should any fail, PublishFailed names
+ * one), those of small messages first. Every publish is awaited, confirmed or not; should any fail, PublishFailed names
  * those alone (and every attempt of the chunks after it, not tried), so the caller puts back
  * only what the senders did not get (putting back one the broker confirmed would send it
  * twice). An attempt whose event is gone is not published: the sweeper ends it.
@@ -144,7 +145,13 @@ export async function publishAttempts(
   const failed: string[] = [];
   let cause: unknown;
   const made = new Map<string, Buffer>();
-  for (const chunk of inChunks(rows, messageBytes, PUBLISH_CHUNK_BYTES)) {
+  // Small messages first, each in its order: they never wait behind another's large ones.
+  const small = rows.filter((r) => messageBytes(r) <= LARGE_MESSAGE_BYTES);
+  const large = rows.filter((r) => messageBytes(r) > LARGE_MESSAGE_BYTES);
+  for (const chunk of [
+    ...inChunks(small, messageBytes, PUBLISH_CHUNK_BYTES),
+    ...inChunks(large, messageBytes, PUBLISH_CHUNK_BYTES),
+  ]) {
     if (cause !== undefined) {
       failed.push(...chunk.map((r) => r.id));
       continue;

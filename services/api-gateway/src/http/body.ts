@@ -24,8 +24,9 @@ const json = express.json({
   limit: BODY_LIMIT_BYTES,
   strict: false,
   type: "application/json",
-  verify: (req, _res, buf) => {
-    (req as Request).rawJson = buf;
+  // The bytes are the text only in UTF-8: in UTF-16 a `\u` escape is other bytes.
+  verify: (req, _res, buf, encoding) => {
+    if (/^utf-?8$/i.test(encoding)) (req as Request).rawJson = buf;
   },
 });
 const form = express.urlencoded({ limit: BODY_LIMIT_BYTES, extended: true, parameterLimit: 10_000 });

@@ -13,7 +13,12 @@ const nested = (levels: number) => {
 
 describe("the storable check's shortcut on the JSON text", () => {
   it("passes plain text, escapes that are not NUL or surrogates, and the deepest nesting allowed", () => {
-    for (const text of ['{"a":"x"}', '{"a":"\\u00e9\\n\\"[[[ {{{"}', nested(DEPTH_MAX)])
+    for (const text of [
+      '{"a":"x"}',
+      '{"a":"\\u00e9\\n\\"[[[ {{{"}',
+      '{"a":"\\ud83d\\ude00"}',
+      nested(DEPTH_MAX),
+    ])
       expect(plainJsonText(Buffer.from(text)), text).toBe(true);
   });
 
@@ -23,9 +28,11 @@ describe("the storable check's shortcut on the JSON text", () => {
       '{"a":"\\ud800"}',
       '{"a":"\\uDFFF x"}',
       '{"\\u0000":1}',
-      // Storable, but the shortcut does not tell: an escaped backslash then "u0000", a pair.
+      // Storable, but the shortcut does not tell: an escaped backslash then "u0000".
       '{"a":"\\\\u0000"}',
-      '{"a":"\\ud83d\\ude00"}',
+      // Halves out of place: a high one not followed by a low one, a low one alone.
+      '{"a":"\\ud83d x \\ude00"}',
+      '{"a":"\\ude00\\ud83d"}',
       nested(DEPTH_MAX + 1),
     ])
       expect(plainJsonText(Buffer.from(text)), text).toBe(false);

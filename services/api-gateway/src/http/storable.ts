@@ -67,11 +67,19 @@ const HEX = /^[0-9a-fA-F]{4}$/;
  * and no `\uD800`–`\uDFFF` needs no walk. False means "walk the value", not "refuse it".
  */
 export function plainJsonText(raw: Buffer): boolean {
-  for (let at = raw.indexOf("\\u"); at !== -1; at = raw.indexOf("\\u", at + 2)) {
+  const escaped = (at: number) => {
     const hex = raw.toString("latin1", at + 2, at + 6);
-    if (!HEX.test(hex)) continue;
-    const code = Number.parseInt(hex, 16);
-    if (code === 0 || (code >= 0xd800 && code <= 0xdfff)) return false;
+    return HEX.test(hex) ? Number.parseInt(hex, 16) : -1;
+  };
+  for (let at = raw.indexOf("\\u"); at !== -1; at = raw.indexOf("\\u", at + 2)) {
+    const code = escaped(at);
+    if (code === 0 || (code >= 0xdc00 && code <= 0xdfff)) return false;
+    if (code >= 0xd800 && code <= 0xdbff) {
+      // A pair (an emoji as Python's json writes it) is storable: its low half is passed over.
+      const low = raw[at + 6] === BACKSLASH && raw[at + 7] === 0x75 ? escaped(at + 6) : -1;
+      if (low < 0xdc00 || low > 0xdfff) return false;
+      at += 6;
+    }
   }
   let depth = 0;
   let inString = false;

@@ -19,10 +19,12 @@ describe("turns", () => {
     expect(turns.size()).toBe(0);
   });
 
-  it("are taken by bodies over LARGE_BODY_BYTES or of no stated length", () => {
+  it("are taken by bodies over LARGE_BODY_BYTES, of no stated length, or compressed", () => {
     expect(largeBody({ "content-length": String(LARGE_BODY_BYTES + 1) })).toBe(true);
     expect(largeBody({ "content-length": String(LARGE_BODY_BYTES) })).toBe(false);
     expect(largeBody({})).toBe(false);
     expect(largeBody({ "transfer-encoding": "chunked" })).toBe(true);
+    expect(largeBody({ "content-length": "900", "content-encoding": "gzip" })).toBe(true);
+    expect(largeBody({ "content-length": "900", "content-encoding": "identity" })).toBe(false);
   });
 });

@@ -31,8 +31,17 @@ export class Turns {
   }
 }
 
-/** Whether a request's body may be large: over LARGE_BODY_BYTES, or of a length not said. */
-export function largeBody(headers: { "content-length"?: string; "transfer-encoding"?: string }): boolean {
+/**
+ * Whether a request's body may be large: over LARGE_BODY_BYTES, of a length not said, or
+ * compressed (a kilobyte of gzip may hold the megabyte the body limit allows).
+ */
+export function largeBody(headers: {
+  "content-length"?: string;
+  "transfer-encoding"?: string;
+  "content-encoding"?: string;
+}): boolean {
   if (headers["transfer-encoding"] !== undefined) return true;
+  const encoding = headers["content-encoding"]?.trim().toLowerCase();
+  if (encoding && encoding !== "identity") return true;
   return Number(headers["content-length"] ?? 0) > LARGE_BODY_BYTES;
 }

@@ -9,7 +9,7 @@
  * The sizes: an event's request body is at most 1 MiB (http/body.ts), its payload as sent up to
  * about 1.5 MiB, and relayed as a JSON string (quotes escaped) up to about 3 MiB. A gateway
  * holds up to 1000 sockets (socket.ts), and runs with a heap of 160 MiB in a container of
- * 256 MiB (service-node-flags.json, deploy/base/api-gateway.yaml): one largest request for each
+ * 384 MiB (service-node-flags.json, deploy/base/api-gateway.yaml): one largest request for each
  * socket would be 3 GiB, so the gateway has a budget of its own, whoever's sockets take it.
  */
 
