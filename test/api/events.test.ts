@@ -106,6 +106,12 @@ describe("event rules", () => {
     expect(wide.status).toBe(400);
     expect(wide.body.error.param).toBe("data");
     expect(wide.body.error.message).toMatch(/written out in full/);
+    // Its dry run says the same.
+    const dry = await gw.request("POST", "/v3/events/dry-run", {
+      json: { app: appId, type: "user.signed_up", data: { n: Array(4000).fill(1e308) } },
+    });
+    expect(dry.status).toBe(400);
+    expect(dry.body.error.param).toBe("data");
     const few = { big: 1e308, tiny: 1e-300, some: [1.5e200, -2e-7], text: "1e308 in a string is text" };
     const ok = await gw.request("POST", "/v3/events", {
       json: { app: appId, type: "user.signed_up", data: few },

@@ -2,7 +2,7 @@ import { Budget, endpointTakes, storedFilter } from "@herald/contracts/filter";
 import type { Ctx } from "../context.ts";
 import { type RouteSpec, ref, type Schema } from "../http/route.ts";
 import { checkScope, resolveAppCached } from "./common.ts";
-import { checkEvent, type SendBody, sendBodySchema } from "./sendEvent.ts";
+import { checkEvent, type SendBody, sendBodySchema, storedData } from "./sendEvent.ts";
 
 /**
  * `POST /v3/events/dry-run`: which endpoints an event would reach, and why each other one
@@ -66,6 +66,7 @@ export const dryRunRoutes: RouteSpec[] = [
       const app = await resolveAppCached(deps, account.id, body.app, "app");
       checkScope(account, app.id, "app", body.app, "app");
       await checkEvent(deps, account, body.type, body.data);
+      storedData(body.data);
       const endpoints = await deps.prisma.endpoint.findMany({
         where: { appId: app.id, deletedAt: null },
         orderBy: { id: "asc" },

@@ -66,6 +66,21 @@ export async function checkEvent(
 }
 
 /**
+ * `data` as stored, and its size as PostgreSQL writes it back (numbers with exponents in full):
+ * over REQUEST_BODY_MAX_BYTES so counted, a 400 at `data`. Sending and its dry run both ask.
+ */
+export function storedData(data: Record<string, unknown>): { text: string; dataBytes: number } {
+  const text = JSON.stringify(data);
+  const dataBytes = storedJsonBytes(text);
+  if (dataBytes > REQUEST_BODY_MAX_BYTES)
+    throw invalid(
+      "data",
+      `data would be ${dataBytes} bytes as stored: numbers with large exponents are written out in full (1e308 as 309 digits); at most ${REQUEST_BODY_MAX_BYTES}.`,
+    );
+  return { text, dataBytes };
+}
+
+/**
  * Checks an event against its type, stores it with its outbox message, and publishes it:
  * to every subscribed endpoint of the app, or only to `onlyEndpoint` (a test event).
  */
@@ -91,13 +106,7 @@ export async function acceptEvent(
     created_at: createdAt.toISOString(),
     ...(onlyEndpoint ? { only_endpoint: onlyEndpoint } : {}),
   });
-  const text = JSON.stringify(body.data);
-  const dataBytes = storedJsonBytes(text);
-  if (dataBytes > REQUEST_BODY_MAX_BYTES)
-    throw invalid(
-      "data",
-      `data would be ${dataBytes} bytes as stored: numbers with large exponents are written out in full (1e308 as 309 digits); at most ${REQUEST_BODY_MAX_BYTES}.`,
-    );
+  const { text, dataBytes } = storedData(body.data);
   let outboxId: bigint;
   try {
     outboxId = await deps.events.write({
