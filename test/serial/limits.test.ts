@@ -55,6 +55,17 @@ function expectBystanderUnharmed(): void {
   ).toBeLessThan(1000);
 }
 
+/** ENDPOINTS_PER_APP endpoints of `app` at `/<app>/<n>` of the sink, each with the most custom headers. */
+async function widestApp(app: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const headers = Object.fromEntries(
+    Array.from({ length: HEADERS }, (_, i) => [`X-Limit-${i}`, "v".repeat(HEADER_VALUE)]),
+  );
+  for (let i = 0; i < ENDPOINTS_PER_APP; i++)
+    await expectCreated(
+      as("POST", "/v3/endpoints", { app, url: `${sink.url}/${app}/${i}`, headers, ...extra }),
+    );
+}
+
 async function expectCreated(res: Promise<{ status: number; body: unknown }>): Promise<string> {
   const r = await res;
   expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(201);
@@ -106,13 +117,7 @@ describe("limits, alone and together, beside a bystander", () => {
   }, async () => {
     await expectCreated(as("POST", "/v3/apps", { uid: "wide", name: "Wide" }));
     await as("POST", "/v3/event-types", { name: "wide.event" });
-    const headers = Object.fromEntries(
-      Array.from({ length: HEADERS }, (_, i) => [`X-Limit-${i}`, "v".repeat(HEADER_VALUE)]),
-    );
-    for (let i = 0; i < ENDPOINTS_PER_APP; i++)
-      await expectCreated(
-        as("POST", "/v3/endpoints", { app: "wide", url: `${sink.url}/wide/${i}`, headers }),
-      );
+    await widestApp("wide");
     const refused = await as("POST", "/v3/endpoints", { app: "wide", url: `${sink.url}/wide/over` });
     expect(refused.status).toBe(400);
     await bystander.step();
@@ -144,13 +149,7 @@ describe("limits, alone and together, beside a bystander", () => {
     await as("POST", "/v3/event-types", { name: "all.keys" });
     // The widest filter, with a clause that matches (it is applied, or past the budget not applied: delivered either way).
     const filter = { $or: [...WIDE_FILTER.$or.slice(0, 11), { type: "all.event" }] };
-    const headers = Object.fromEntries(
-      Array.from({ length: HEADERS }, (_, i) => [`X-Limit-${i}`, "v".repeat(HEADER_VALUE)]),
-    );
-    for (let i = 0; i < ENDPOINTS_PER_APP; i++)
-      await expectCreated(
-        as("POST", "/v3/endpoints", { app: "all", url: `${sink.url}/all/${i}`, headers, filter }),
-      );
+    await widestApp("all", { filter });
     await bystander.step();
     const events = 3;
     const event = { app: "all", type: "all.event", data: bulky(990_000) };
