@@ -17,7 +17,7 @@ import { context, trace } from "@herald/runtime";
 import { inChunks } from "./chunks.ts";
 import type { DispatcherDeps } from "./deps.ts";
 import { matchEndpoints } from "./matchEndpoints.ts";
-import { releaseAttempts } from "./releaseAttempts.ts";
+import { publishReleased, releaseAttempts } from "./releaseAttempts.ts";
 
 /**
  * Stage 1, `event.created.v1`, a batch at a time: one delivery per endpoint of each event's
@@ -64,7 +64,11 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
   const untargeted = events.filter((e) => !counts.has(e.id)).map((e) => e.id);
   if (untargeted.length) await markFannedOut(deps.db, untargeted);
   if (!targets.length) return;
-  const { created, outOfOrder } = await createDeliveries(deps.db, targets);
+  const { created, outOfOrder, send, gate } = await createDeliveries(
+    deps.db,
+    targets,
+    deps.config.flow.maxInFlight,
+  );
   if (created) deps.metrics.deliveries.inc({ status: "pending" }, created);
   for (const late of outOfOrder) {
     deps.metrics.fifoOutOfOrder.inc();
@@ -82,9 +86,11 @@ async function fanOutItems(deps: DispatcherDeps, messages: Item<EventCreatedV1>[
         deps.logger.info({ event: event.id, app: event.app_id, endpoints: count }, "event fanned out"),
       );
   }
-  await releaseAttempts(deps, { endpoints: targets.map((t) => t.endpoint.id) }, (eventId) =>
-    contexts.get(eventId),
-  );
+  const parentOf = (eventId: string) => contexts.get(eventId);
+  await Promise.all([
+    publishReleased(deps, send, parentOf),
+    releaseAttempts(deps, { endpoints: gate }, parentOf),
+  ]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkDue, type ReleaseTarget, release, unrelease } from "@herald/db/lifecycle";
+import { type AttemptToSend, checkDue, type ReleaseTarget, release, unrelease } from "@herald/db/lifecycle";
 import type { Context } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { countEnded } from "./metrics.ts";
@@ -25,15 +25,28 @@ export async function releaseAttempts(
   const r = await release(deps.db, target, deps.config.flow);
   for (const h of r.held) deps.metrics.held.inc({ reason: h.heldBy });
   if (r.stale.length) countEnded(deps.metrics, (await checkDue(deps.db, r.stale)).ended);
+  await publishReleased(deps, r.send, parentOf);
+  return r.endpoints;
+}
+
+/**
+ * Publishes attempts released (marked sent, counted in flight): by the gate, or by fan-out's
+ * fast path. Only what the broker did not confirm goes back to wait (`unrelease`): a confirmed
+ * one is with a sender.
+ */
+export async function publishReleased(
+  deps: DispatcherDeps,
+  send: AttemptToSend[],
+  parentOf?: (eventId: string) => Context | undefined,
+): Promise<void> {
+  if (!send.length) return;
   try {
-    await publishAttempts(deps, r.send, parentOf);
+    await publishAttempts(deps, send, parentOf);
   } catch (err) {
-    // Only what the broker did not confirm goes back to wait: a confirmed one is with a sender.
-    const back = err instanceof PublishFailed ? err.attemptIds : r.send.map((a) => a.id);
+    const back = err instanceof PublishFailed ? err.attemptIds : send.map((a) => a.id);
     await unrelease(deps.db, back).catch(() => {});
     throw err;
   }
-  return r.endpoints;
 }
 
 /** The gate's poll: endpoints whose waiting attempts may go now, a batch at a time. */

@@ -1,4 +1,4 @@
-import { inTransaction, type Pool, prepared, type Queryable } from "../pool.ts";
+import { type Pool, prepared } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
@@ -66,7 +66,7 @@ export type Recorded = {
  * follows from it, atomically, under the one locking rule (locks.ts: deliveries first, in id
  * order). A batch with failures is one transaction that decides each result's next step in
  * the order they happened (batch.ts); a batch of successes only, nearly every batch under
- * load, is two statements in one transaction.
+ * load, is one statement.
  *
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
  * is not recorded again, and what follows from it is decided once.
@@ -116,6 +116,8 @@ type SuccessRow = {
   was: DeliveryStatus;
   completed_at: Date;
   event_created_at: Date;
+  /** The flows this batch answered, on every row. */
+  flows: { endpoint_id: string; resumed: boolean; held_by: string | null }[];
 };
 
 const RECORD_SUCCESSES = prepared(
@@ -134,30 +136,48 @@ const RECORD_SUCCESSES = prepared(
        WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.event_id = r.event_id AND a.event_id = ANY($9::text[])
          AND a.status = 'pending'
        RETURNING a.id, a.delivery_id, a.endpoint_id, a.event_id, a.app_id, a.attempt_number, r.completed_at, locked.status AS was),
+     n AS (SELECT endpoint_id, count(*)::int AS n, max(completed_at) AS at FROM a GROUP BY endpoint_id),
      clock AS (
        UPDATE endpoints SET failing_since = NULL WHERE id IN (
-         SELECT ep.id FROM endpoints ep JOIN (SELECT endpoint_id, max(completed_at) AS at FROM a GROUP BY endpoint_id) s
-           ON s.endpoint_id = ep.id
-         WHERE ep.failing_since <= s.at ORDER BY ep.id FOR NO KEY UPDATE OF ep)),
+         SELECT ep.id FROM endpoints ep JOIN n ON n.endpoint_id = ep.id
+         WHERE ep.failing_since <= n.at ORDER BY ep.id FOR NO KEY UPDATE OF ep)
+       RETURNING id),
      d AS (
        UPDATE deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
               last_attempt_at = GREATEST(d.last_attempt_at, a.completed_at), next_attempt_at = NULL, updated_at = now()
-       FROM a WHERE d.id = a.delivery_id AND d.event_id = a.event_id AND d.event_id = ANY($9::text[]))
-     SELECT a.*, ev.created_at AS event_created_at FROM a JOIN events ev ON ev.id = a.event_id AND ev.id = ANY($9::text[])`,
+       FROM a WHERE d.id = a.delivery_id AND d.event_id = a.event_id AND d.event_id = ANY($9::text[])),
+     -- The flows last (locks.ts): their InitPlan on clock runs it, and the endpoints' locks, first.
+     old AS MATERIALIZED (
+       SELECT f.endpoint_id, f.pause_reason, n.n FROM endpoint_flows f JOIN n ON n.endpoint_id = f.endpoint_id
+       WHERE (SELECT count(*) FROM clock) >= 0
+       ORDER BY f.endpoint_id FOR NO KEY UPDATE OF f),
+     fl AS (
+       UPDATE endpoint_flows f SET in_flight = GREATEST(0, f.in_flight - old.n), failures = 0, probe_attempt_id = NULL,
+              pause_reason = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
+              paused_until = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
+              opens = CASE WHEN old.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
+              next_release_at = CASE WHEN old.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
+                                     THEN now() ELSE f.next_release_at END
+       FROM old WHERE f.endpoint_id = old.endpoint_id
+       RETURNING f.endpoint_id, old.pause_reason IS NOT DISTINCT FROM 'not_responding' AS resumed, f.held_by)
+     SELECT a.*, ev.created_at AS event_created_at, (SELECT json_agg(fl) FROM fl) AS flows
+     FROM a JOIN events ev ON ev.id = a.event_id AND ev.id = ANY($9::text[])`,
 );
 
 /**
- * Successful attempts only: one statement for the attempts and their deliveries, then one for
- * the endpoints' flows (answered), in one transaction. `locked` takes the deliveries' locks in
- * id order before their attempts are touched; the endpoints whose clock stops are locked in id
- * order too (a clock started after the success is left running).
+ * Successful attempts only, nearly every batch under load: one statement, committed alone.
+ * `locked` takes the deliveries' locks in id order before their attempts are touched; the
+ * endpoints whose clock stops are locked in id order too (a clock started after the success is
+ * left running); the flows come last (`old`, `fl`): their attempts no longer in flight, a run of
+ * unreachable attempts ended, an open breaker closed (flow.ts). In the results' statement, so
+ * the sweeper's recount (release.ts) sees both or neither, and the flow's lock is held from its
+ * update to the commit only (fan-out's fast path waits on it).
+ *
+ * An endpoint it resumed is announced (operational.ts) by a statement of its own just after:
+ * rare, and not worth a transaction's two more round trips on every batch.
  */
 async function recordSuccesses(pool: Pool, successes: LocatedResult[]): Promise<RecordedBatch> {
-  return inTransaction(pool, (tx) => successesIn(tx, successes));
-}
-
-async function successesIn(db: Queryable, successes: LocatedResult[]): Promise<RecordedBatch> {
-  const { rows } = await db.query<SuccessRow>(
+  const { rows } = await pool.query<SuccessRow>(
     RECORD_SUCCESSES([
       successes.map((r) => r.attemptId),
       successes.map((r) => r.deliveryId),
@@ -183,51 +203,12 @@ async function successesIn(db: Queryable, successes: LocatedResult[]): Promise<R
     retry: null,
     disabledReason: null,
   }));
-  const { changes, release } = await answered(db, rows);
+  const flows = rows[0]?.flows ?? [];
+  const changes: FlowChange[] = flows
+    .filter((f) => f.resumed)
+    .map((f) => ({ endpointId: f.endpoint_id, change: "resumed", reason: null, until: null }));
+  const release = flows.filter((f) => releasedByResults(f.held_by)).map((f) => f.endpoint_id);
   const answeredAt = new Map(rows.map((r) => [r.endpoint_id, r.completed_at]));
   const notices = changes.flatMap((c) => flowNotice(c, answeredAt.get(c.endpointId)!) ?? []);
-  return { recorded, changes, release, staged: await stageNotices(db, notices) };
-}
-
-const ANSWERED = prepared(
-  "flows-answered",
-  `WITH old AS MATERIALIZED (
-       SELECT endpoint_id, pause_reason FROM endpoint_flows WHERE endpoint_id = ANY($1::text[])
-       ORDER BY endpoint_id FOR NO KEY UPDATE)
-     UPDATE endpoint_flows f SET in_flight = GREATEST(0, f.in_flight - d.n), failures = 0, probe_attempt_id = NULL,
-            pause_reason = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.pause_reason END,
-            paused_until = CASE WHEN old.pause_reason = 'not_responding' THEN NULL ELSE f.paused_until END,
-            opens = CASE WHEN old.pause_reason = 'not_responding' THEN 0 ELSE f.opens END,
-            next_release_at = CASE WHEN old.pause_reason = 'not_responding' AND f.next_release_at IS NOT NULL
-                                   THEN now() ELSE f.next_release_at END
-     FROM old JOIN unnest($1::text[], $2::int[]) AS d(endpoint_id, n) ON d.endpoint_id = old.endpoint_id
-     WHERE f.endpoint_id = old.endpoint_id
-     RETURNING f.endpoint_id, old.pause_reason IS NOT DISTINCT FROM 'not_responding' AS resumed, f.held_by`,
-);
-
-/**
- * The flows of endpoints that answered: their attempts no longer in flight, a run of
- * unreachable attempts ended, an open breaker closed (flow.ts). A statement of its own after
- * the results', so the flow's lock is taken last and held only until the commit, not while
- * results are written (fan-out's release waits on it); in the results' transaction, so the
- * sweeper's recount (release.ts) sees both or neither. Committed apart, a recount between the
- * two counted the attempts as done and the decrement then took them off again: a count too
- * low, which the recount never raises, and the endpoint over its limit for good.
- */
-async function answered(
-  db: Queryable,
-  rows: { endpoint_id: string }[],
-): Promise<Pick<RecordedBatch, "changes" | "release">> {
-  const counts = new Map<string, number>();
-  for (const r of rows) counts.set(r.endpoint_id, (counts.get(r.endpoint_id) ?? 0) + 1);
-  if (!counts.size) return { changes: [], release: [] };
-  const { rows: flows } = await db.query<{ endpoint_id: string; resumed: boolean; held_by: string | null }>(
-    ANSWERED([[...counts.keys()], [...counts.values()]]),
-  );
-  return {
-    changes: flows
-      .filter((f) => f.resumed)
-      .map((f) => ({ endpointId: f.endpoint_id, change: "resumed", reason: null, until: null })),
-    release: flows.filter((f) => releasedByResults(f.held_by)).map((f) => f.endpoint_id),
-  };
+  return { recorded, changes, release, staged: await stageNotices(pool, notices) };
 }
