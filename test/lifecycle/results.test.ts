@@ -187,4 +187,25 @@ describe("recording a batch of results", () => {
     expect(rows.every((r) => r.status === "succeeded" || r.status === "dropped")).toBe(true);
     expect(rows.reduce((n, r) => n + r.n, 0)).toBe(150);
   });
+
+  it("commits a batch of successes without waiting for the WAL's flush, and that transaction only", async () => {
+    const ep = await endpoint();
+    const d = await delivery(ep);
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      // The statement run inside a transaction of the test's, to read the setting it leaves.
+      await recordResults(
+        { query: client.query.bind(client) } as unknown as typeof pool,
+        [result(d, true)],
+        policy,
+      );
+      expect((await client.query("SHOW synchronous_commit")).rows[0].synchronous_commit).toBe("off");
+      await client.query("COMMIT");
+      expect((await client.query("SHOW synchronous_commit")).rows[0].synchronous_commit).toBe("on");
+    } finally {
+      client.release();
+    }
+    expect(await statusOf(d.delivery)).toBe("succeeded");
+  });
 });

@@ -6,7 +6,7 @@
 export { createPrisma, Prisma, PrismaClient } from "./client.ts";
 export { idFloor, isId, newId } from "./ids.ts";
 export { ensureDatabase, migrate } from "./migrate.ts";
-export { createPool, type Pool, prepared } from "./pool.ts";
+export { ASYNC_COMMIT, createPool, type Pool, prepared } from "./pool.ts";
 export {
   createSecretBox,
   endpointAuthContext,

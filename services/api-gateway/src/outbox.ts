@@ -1,6 +1,6 @@
 import { type BatchPublisher, type Broker, batchPublisher } from "@herald/broker";
 import type { EventCreatedV1, MessageName, MessageTypes } from "@herald/contracts";
-import { newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
+import { ASYNC_COMMIT, newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
 import { insertOutboxRows } from "@herald/db/outbox";
 import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
@@ -21,9 +21,13 @@ export type OutboxRow = { id: bigint; name: string; messageId: string; payload: 
 
 type Tx = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
 
+/**
+ * Committed without waiting for the WAL's flush (ASYNC_COMMIT): a delete a crash forgets only
+ * has its message published again by the relay, which consumers dedupe.
+ */
 const DELETE_CONFIRMED = prepared(
   "outbox-delete-confirmed",
-  "DELETE FROM outbox WHERE id = ANY($1::bigint[])",
+  `DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND ${ASYNC_COMMIT}`,
 );
 
 export type OutboxOptions = {

@@ -1,4 +1,4 @@
-import { type Pool, prepared } from "../pool.ts";
+import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
@@ -124,7 +124,10 @@ const RECORD_SUCCESSES = prepared(
   "record-successes",
   `WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
-         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers, event_id)),
+         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers, event_id)
+       -- Committed without waiting for the WAL's flush (pool.ts): a result a crash forgets
+       -- leaves its attempt in flight, and the sweeper sends it again (at least once).
+       WHERE ${ASYNC_COMMIT}),
      locked AS MATERIALIZED (
        SELECT d.id, d.status FROM deliveries d WHERE d.id = ANY($2::text[]) AND d.event_id = ANY($9::text[])
        ORDER BY d.id FOR NO KEY UPDATE),
