@@ -75,6 +75,8 @@ function start(id: number, job: Job) {
   setMaxListeners(0, abort.signal);
   let drainUntil: number | null = null;
   let posting = 0;
+  const requests = new Requests(window, job.measureMs);
+  let tracker: DeliveryTracker | null = null;
   const report = () => {
     const t = clock();
     const [phase, until]: [Phase, number] =
@@ -83,15 +85,31 @@ function start(id: number, job: Job) {
         : drainUntil === null
           ? ["measure", window.end]
           : ["drain", drainUntil];
-    send({ type: "progress", id, phase, secondsLeft: Math.max(0, Math.ceil((until - t) / 1000)) });
+    send({
+      type: "progress",
+      id,
+      phase,
+      secondsLeft: Math.max(0, Math.ceil((until - t) / 1000)),
+      atMs: Math.round(t),
+      ...(tracker ? { totals: { accepted: requests.counts.total, arrived: tracker.arrivals() } } : {}),
+    });
   };
   report();
   const timer = setInterval(report, 1000);
+  // Main reads the processes' CPU at these two moments (cpu.ts).
+  const edges = [
+    setTimeout(() => send({ type: "window", id, edge: "start" }), window.start),
+    setTimeout(() => send({ type: "window", id, edge: "end" }), window.end),
+  ];
   return {
     clock,
     window,
-    requests: new Requests(window, job.measureMs),
+    requests,
     posting: () => posting,
+    /** The job's tracker, whose totals then go with each progress report. */
+    track(t: DeliveryTracker): void {
+      tracker = t;
+    },
     /** A POST that the end of the job aborts if it is still out. */
     async post(url: URL, body: string, headers: Record<string, string> = {}): Promise<Answer> {
       posting++;
@@ -116,7 +134,10 @@ function start(id: number, job: Job) {
       await sending;
       return waited;
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      for (const e of edges) clearTimeout(e);
+    },
   };
 }
 
@@ -203,6 +224,7 @@ async function withDeliveries(
   alsoDrained: () => boolean = () => true,
 ): Promise<JobResult> {
   const tracker = new DeliveryTracker(job.paths.length, run.window);
+  run.track(tracker);
   const stop = receive({ pathPrefix: `/${job.app}/`, tracker, clock: run.clock });
   try {
     const drainSeconds = await run.finish(

@@ -1,15 +1,21 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
-import type { FromLoad, Gateway, Job, JobResult, Phase } from "./protocol.ts";
+import type { FromLoad, Gateway, Job, JobResult, Phase, Totals } from "./protocol.ts";
 
 export type OnProgress = (phase: Phase, secondsLeft: number) => void;
+
+/** What else main may follow of a job: its window's edges, and each second's totals. */
+export type JobHooks = {
+  onWindow?: (edge: "start" | "end") => void;
+  onTick?: (tick: { atMs: number; phase: Phase; totals: Totals }) => void;
+};
 
 /** Main's handle on the forked load generator (load.ts). */
 export type LoadGenerator = {
   receiverPort: number;
   pid: number;
   init(gateway: Gateway): void;
-  run(job: Job, onProgress: OnProgress): Promise<JobResult>;
+  run(job: Job, onProgress: OnProgress, hooks?: JobHooks): Promise<JobResult>;
   kill(): void;
 };
 
@@ -22,7 +28,7 @@ export async function forkLoadGenerator(): Promise<LoadGenerator> {
   });
   const waiting = new Map<
     number,
-    { resolve: (r: JobResult) => void; reject: (e: Error) => void; onProgress: OnProgress }
+    { resolve: (r: JobResult) => void; reject: (e: Error) => void; onProgress: OnProgress; hooks: JobHooks }
   >();
   let exited = false;
   const receiverPort = await new Promise<number>((resolve, reject) => {
@@ -31,7 +37,11 @@ export async function forkLoadGenerator(): Promise<LoadGenerator> {
       if (message.type === "ready") return resolve(message.receiverPort);
       const job = waiting.get(message.id);
       if (!job) return;
-      if (message.type === "progress") job.onProgress(message.phase, message.secondsLeft);
+      if (message.type === "progress") {
+        job.onProgress(message.phase, message.secondsLeft);
+        if (message.totals)
+          job.hooks.onTick?.({ atMs: message.atMs, phase: message.phase, totals: message.totals });
+      } else if (message.type === "window") job.hooks.onWindow?.(message.edge);
       else {
         waiting.delete(message.id);
         if (message.type === "done") job.resolve(message.result);
@@ -51,11 +61,11 @@ export async function forkLoadGenerator(): Promise<LoadGenerator> {
     receiverPort,
     pid: child.pid ?? 0,
     init: (gateway) => child.send({ type: "init", gateway }),
-    run(job, onProgress) {
+    run(job, onProgress, hooks = {}) {
       if (exited) return Promise.reject(new Error("the load generator is gone"));
       const id = nextId++;
       return new Promise((resolve, reject) => {
-        waiting.set(id, { resolve, reject, onProgress });
+        waiting.set(id, { resolve, reject, onProgress, hooks });
         child.send({ type: "run", id, job });
       });
     },

@@ -5,6 +5,8 @@ export type Options = {
   quick: boolean;
   /** A running system to load instead of starting one, with an API key of it. */
   target: { url: string; key: string } | null;
+  /** A git ref to compare this checkout with: its build runs alternately with this one (builds.ts). */
+  against: string | null;
   /** Which profiles to run, in order (profiles.ts); both by default. */
   profiles: (typeof PROFILE_NAMES)[number][];
   dispatchers: number;
@@ -22,6 +24,9 @@ export const USAGE = `npm run bench -- [options]
   --profile <name>      lean (sources through tsx, warn logs, no traces) or deployed
                         (the built bundles on plain node, info logs, every trace exported);
                         repeatable; both by default
+  --against <git ref>   also run that ref's build (in a worktree under bench-results/worktrees/),
+                        alternating base, change, base, change in each profile, and print
+                        each figure of both with change ÷ base
   --url <base> --key <api key>
                         load a running system instead of starting one
   --dispatchers <n>     dispatcher processes to start (1 to 32, default 1)
@@ -40,6 +45,9 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   }
   if (values.help) return { error: "" };
   if (Boolean(values.url) !== Boolean(values.key)) return { error: "--url and --key go together" };
+  if (values.against !== undefined && values.url)
+    return { error: "--against starts both builds itself: it does not go with --url" };
+  if (values.against !== undefined && !values.against.trim()) return { error: "--against takes a git ref" };
   const count = (flag: string, raw: string | undefined): number | string => {
     const v = Number(raw ?? "1");
     return Number.isInteger(v) && v >= 1 && v <= 32 ? v : `--${flag} takes a whole number from 1 to 32`;
@@ -60,6 +68,7 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   return {
     quick: values.quick ?? false,
     target: values.url && values.key ? { url: values.url.replace(/\/+$/, ""), key: values.key } : null,
+    against: values.against?.trim() ?? null,
     profiles: profiles as Options["profiles"],
     dispatchers,
     senders,
@@ -77,6 +86,7 @@ function parse(argv: string[]) {
       quick: { type: "boolean" },
       profile: { type: "string", multiple: true },
       url: { type: "string" },
+      against: { type: "string" },
       key: { type: "string" },
       dispatchers: { type: "string" },
       senders: { type: "string" },

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import type { Build } from "./builds.ts";
 import { onCleanUp } from "./cleanup.ts";
 import { type OtlpSink, startOtlpSink } from "./otlpSink.ts";
 import { fromBuild, fromSource, type Launch } from "./services.ts";
@@ -27,7 +28,10 @@ export type Profile = {
 
 const SERVICE_TARGETS = ["api-gateway", "dispatcher", "sender"];
 
-/** `npm run build` of the three services into `outDir`, as the Dockerfile builds the images. */
+/**
+ * `npm run build` of the three services into `outDir`, as the Dockerfile builds the images: the
+ * build script of the tree at `root` (another build's own, with --against).
+ */
 function buildServices(root: string, outDir: string): void {
   const result = spawnSync(
     process.execPath,
@@ -39,26 +43,26 @@ function buildServices(root: string, outDir: string): void {
 
 export async function prepareProfile(
   name: (typeof PROFILE_NAMES)[number],
-  o: { root: string; buildDir: string; logLevel: string },
+  o: { build: Build; buildDir: string; logLevel: string },
 ): Promise<Profile> {
   if (name === "lean") {
     return {
       name,
       description: `services from source through tsx, LOG_LEVEL=${o.logLevel}, no trace export`,
-      launch: fromSource(o.root),
+      launch: fromSource(o.build.root, o.build.nodeFlags),
       logLevel: o.logLevel,
       env: {},
       sink: null,
     };
   }
-  buildServices(o.root, o.buildDir);
+  buildServices(o.build.root, o.buildDir);
   const sink = await startOtlpSink();
   onCleanUp(sink.close);
   return {
     name,
     description:
       "bundles of npm run build on plain node, LOG_LEVEL=info, every trace exported (OTLP/HTTP protobuf)",
-    launch: fromBuild(o.buildDir),
+    launch: fromBuild(o.buildDir, o.build.nodeFlags, o.build.bundle),
     logLevel: "info",
     env: {
       NODE_ENV: "production",

@@ -98,8 +98,22 @@ export type Gateway = { baseUrl: string; apiKey: string };
 
 export type ToLoad = { type: "init"; gateway: Gateway } | { type: "run"; id: number; job: Job };
 
+/** What a delivery job has counted so far: events accepted (201s) and distinct deliveries arrived. */
+export type Totals = { accepted: number; arrived: number };
+
 export type FromLoad =
   | { type: "ready"; receiverPort: number }
-  | { type: "progress"; id: number; phase: Phase; secondsLeft: number }
+  | {
+      type: "progress";
+      id: number;
+      phase: Phase;
+      secondsLeft: number;
+      /** ms since the job started. */
+      atMs: number;
+      /** For jobs that count deliveries. */
+      totals?: Totals;
+    }
+  /** Sent as the measurement window starts and as it ends, so main can read the processes' CPU then. */
+  | { type: "window"; id: number; edge: "start" | "end" }
   | { type: "done"; id: number; result: JobResult }
   | { type: "failed"; id: number; message: string };

@@ -1,9 +1,12 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { escapeXml, histogramChart, lineChart } from "./charts.ts";
+import type { Comparison } from "./compare.ts";
+import type { CpuFigures } from "./cpu.ts";
 import { dbWaitLines } from "./dbWaits.ts";
 import { hopLines } from "./hops.ts";
-import type { BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
+import type { Against, BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
+import { type BacklogSample, perSecondRatio } from "./sustained.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
 
 /** The figures as a table for the terminal, and as JSON and an HTML page with charts under `dir`. */
@@ -59,32 +62,115 @@ export function formatTable(r: BenchResults): string {
       ]),
     ),
   );
-  for (const p of r.profiles) lines.push(...profileLines(p));
+  if (r.against) lines.push(...againstLines(r.against, r.profiles));
+  else for (const p of r.profiles) lines.push(...profileLines(p));
   return lines.join("\n");
+}
+
+/** Which build and round a pass of the scenarios was, for titles: ` (base 5140f3a9, round 1)`. */
+function runLabel(p: ProfileResults): string {
+  return p.run ? ` (${p.run.build} ${p.run.commit.slice(0, 8)}, round ${p.run.round})` : "";
+}
+
+/** A figure in a comparison's cell: whole numbers and those above 100 whole, else to 3 significant places. */
+function cell(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return "–";
+  const a = Math.abs(v);
+  if (a >= 100 || Number.isInteger(v)) return n(v);
+  if (a >= 10) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return v === 0 ? "0" : v.toFixed(3);
+}
+
+/** --against: every figure of each round of both builds, the means, change ÷ base, and the targets. */
+function againstLines(a: Against, runs: ProfileResults[]): string[] {
+  const lines = [
+    `\nAgainst ${a.base.ref}: base ${a.base.commit.slice(0, 10)}, change ${a.change.commit.slice(0, 10)}${a.change.dirty ? " with uncommitted changes" : ""} (this checkout).`,
+    `Each profile ran base, change, base, change, each on a fresh database and queues; change ÷ base is the ratio of`,
+    `the means of each build's ${a.rounds} rounds. Every run's own tables and charts are in report.html.`,
+  ];
+  for (const c of a.comparisons) lines.push(...comparisonLines(c, runs));
+  lines.push("\nTargets against the base (change ÷ base of the means)");
+  lines.push(pad(a.targets.map((t) => [t.name, t.target, t.value, mark(t.pass)])));
+  return lines;
+}
+
+function comparisonLines(c: Comparison, runs: ProfileResults[]): string[] {
+  const rounds = Array.from({ length: c.rounds }, (_, i) => i + 1);
+  const header = [
+    "",
+    "unit",
+    ...rounds.flatMap((i) => [`base ${i}`, `change ${i}`]),
+    "base",
+    "change",
+    "change÷base",
+  ];
+  const rows = [header];
+  for (const row of c.rows) {
+    rows.push([
+      row.name,
+      row.unit,
+      ...rounds.flatMap((i) => [cell(row.base[i - 1] ?? null), cell(row.change[i - 1] ?? null)]),
+      cell(row.baseMean),
+      cell(row.changeMean),
+      row.ratio === null ? "–" : `${row.ratio.toFixed(2)}×`,
+    ]);
+  }
+  const mine = runs.filter((p) => p.profile === c.profile && p.run);
+  const description = mine.find((p) => p.run!.build === "change")?.description ?? "";
+  const lines = [`\n━━ ${c.profile}: ${description}`, "", pad(rows)];
+  // Each run's own targets, side by side.
+  const names = [...new Set(mine.flatMap((p) => p.targets.map((t) => t.name)))];
+  const order = rounds.flatMap((i) =>
+    (["base", "change"] as const).map((b) => mine.find((p) => p.run!.build === b && p.run!.round === i)),
+  );
+  const targetRows = [["target of each run", "", ...rounds.flatMap((i) => [`base ${i}`, `change ${i}`])]];
+  for (const name of names) {
+    const target = mine.flatMap((p) => p.targets).find((t) => t.name === name)!.target;
+    targetRows.push([
+      name,
+      target,
+      ...order.map((p) => {
+        const t = p?.targets.find((x) => x.name === name);
+        return t ? (t.pass === null ? "–" : t.pass ? "✓" : "✗") : "";
+      }),
+    ]);
+  }
+  lines.push("", pad(targetRows));
+  return lines;
 }
 
 function profileLines(p: ProfileResults): string[] {
   const t = p.targets;
-  const lines = [`\n━━ ${p.profile}: ${p.description}`];
+  const lines = [`\n━━ ${p.profile}${runLabel(p)}: ${p.description}`];
   lines.push("\nThroughput");
-  const rows = [["", "per second", "÷HTTP", "÷MQ", "÷PG", "lost", "target", ""]];
+  const rows = [["", "per second", "÷HTTP", "÷MQ", "÷PG", "dlv÷acc", "lost", "target", ""]];
   rows.push([
     `ingest (${p.ingest.concurrency} in flight)`,
     `${n(p.ingest.eventsPerSecond)} events`,
     ...ratio(p.ingest.ratios),
     "",
-    ...targetOf(t, "ingest"),
+    "",
+    p.run ? "≥ 1 × base (--against, below)" : "≥ 1 × base (with --against)",
+    "",
   ]);
   for (const e of p.endToEnd) {
     rows.push([
       `end-to-end, ${e.name}`,
       `${n(e.deliveriesPerSecond)} deliveries`,
       ...ratio(e.ratios),
+      e.deliveredOverAccepted === null ? "–" : e.deliveredOverAccepted.toFixed(3),
       String(e.lost),
       ...targetOf(t, `end-to-end, ${e.name}`),
     ]);
   }
   lines.push(pad(rows));
+  const filtered = t.find((x) => x.name === "end-to-end, 10 endpoints, each filtered ÷ unfiltered");
+  if (filtered && filtered.pass !== null)
+    lines.push(
+      `  filtered ÷ unfiltered: ${filtered.value}, target ${filtered.target}  ${mark(filtered.pass)}`,
+    );
+  lines.push(...cpuLines(p));
   const disks = p.endToEnd.filter((e) => e.disk);
   if (disks.length) {
     lines.push("\nOn disk: the delivery log's growth (events, deliveries, attempts; tables, indexes, TOAST)");
@@ -112,6 +198,7 @@ function profileLines(p: ProfileResults): string[] {
   if (p.hops) lines.push(...hopLines(p.hops));
   if (p.dbWaits) lines.push(...dbWaitLines(p.dbWaits));
   lines.push(...neighbourLines(p));
+  lines.push(...sustainedLines(p));
   const mem = targetOf(t, "peak resident memory per service");
   lines.push("\nPeak resident memory (VmHWM)");
   if (p.memory.length === 0) lines.push("  not measured: the system was given by --url");
@@ -131,12 +218,89 @@ function profileLines(p: ProfileResults): string[] {
     lines.push("\nService output at warn or above");
     for (const o of problems) lines.push(`  ${o.service}: ${o.problems} lines (${o.log})`);
   }
-  const errors = [p.ingest, ...p.endToEnd, ...p.latency, p.neighbour.healthy, p.neighbour.hanging].reduce(
-    (s, x) => s + x.errors,
-    0,
-  );
+  const errors = [
+    p.ingest,
+    ...p.endToEnd,
+    ...p.latency,
+    p.neighbour.healthy,
+    p.neighbour.hanging,
+    ...(p.sustained ? [p.sustained] : []),
+  ].reduce((s, x) => s + x.errors, 0);
   if (errors) lines.push(`\n${errors} event POSTs failed; see errorSamples in the JSON.`);
   return lines;
+}
+
+/** CPU per delivery of each part of the stack in each throughput scenario's window (cpu.ts). */
+function cpuLines(p: ProfileResults): string[] {
+  const scenarios: { name: string; cpu: CpuFigures }[] = [];
+  for (const e of p.endToEnd) if (e.cpu) scenarios.push({ name: `end-to-end, ${e.name}`, cpu: e.cpu });
+  if (p.sustained?.cpu) scenarios.push({ name: "sustained", cpu: p.sustained.cpu });
+  if (!scenarios.length) return [];
+  const parts = [...new Set(scenarios.flatMap((s) => s.cpu.parts.map((x) => x.name)))];
+  const ms3 = (v: number | null | undefined) => (v === null || v === undefined ? "–" : v.toFixed(3));
+  const rows = [["", ...parts, "whole stack", "cores busy", "deliveries"]];
+  for (const { name, cpu } of scenarios)
+    rows.push([
+      name,
+      ...parts.map((part) => ms3(cpu.parts.find((x) => x.name === part)?.perDeliveryMs)),
+      ms3(cpu.wholeStack.perDeliveryMs),
+      cpu.cores.toFixed(2),
+      n(cpu.deliveries),
+    ]);
+  const uncounted = scenarios.reduce((s, x) => s + x.cpu.missed + x.cpu.lost, 0);
+  return [
+    "\nCPU per delivery, ms (each process's utime + stime over the window ÷ deliveries arrived in it; cpu.ts)",
+    pad(rows),
+    ...(uncounted
+      ? [`  ${uncounted} short-lived process(es) could not be counted (see missed and lost in the JSON)`]
+      : []),
+  ];
+}
+
+/** The sustained scenario: what it was offered, whether it kept up, its backlog and latency. */
+function sustainedLines(p: ProfileResults): string[] {
+  const s = p.sustained;
+  if (!s) return ["\nSustained load: not run (no end-to-end rate with 1 endpoint to take a share of)"];
+  const t = p.targets;
+  const kept = targetOf(t, "sustained: delivered ÷ accepted");
+  const bounded = targetOf(t, "sustained: backlog bounded");
+  const b = s.backlog;
+  return [
+    `\nSustained load: ${n(s.rate)} events/s to 1 endpoint (${Math.round(s.share * 100)} % of the ${n(s.capacity)}/s end to end above) for ${s.measureSeconds} s`,
+    pad([
+      ["accepted", "delivered ÷ accepted", "lost", "target", ""],
+      [
+        `${n(s.eventsAcceptedPerSecond)}/s`,
+        s.deliveredOverAccepted === null ? "–" : s.deliveredOverAccepted.toFixed(3),
+        String(s.lost),
+        ...kept,
+      ],
+    ]),
+    pad([
+      [
+        "backlog (queued messages + open deliveries)",
+        "min",
+        "max",
+        "last",
+        `trend, last ${b.tailSeconds} s`,
+        "",
+        "",
+      ],
+      [
+        "over the window, each second",
+        n(b.min),
+        n(b.max),
+        n(b.last),
+        `${b.slopePerSecond >= 0 ? "+" : ""}${b.slopePerSecond}/s (bounded ≤ ${b.limitPerSecond}/s)`,
+        bounded[1],
+        b.bounded === null ? "too few samples" : b.bounded ? "bounded" : "growing",
+      ],
+    ]),
+    pad([
+      ["", "p50", "p95", "p99", "max", "n"],
+      ["latency", ms(s.p50Ms), ms(s.p95Ms), ms(s.p99Ms), ms(s.maxMs), n(s.count)],
+    ]),
+  ];
 }
 
 /** The healthy endpoint beside a hanging one, next to the same rate measured alone. */
@@ -157,8 +321,55 @@ function neighbourLines(r: ProfileResults): string[] {
   ];
 }
 
+/** Values per whole second from samples taken about each second (a missing second repeats the last). */
+function bySecond(samples: readonly BacklogSample[], pick: (s: BacklogSample) => number): number[] {
+  const out: number[] = [];
+  for (const s of samples) {
+    const i = Math.round(s.atSeconds);
+    while (out.length < i) out.push(out[out.length - 1] ?? pick(s));
+    out[i] = pick(s);
+  }
+  return out;
+}
+
+function sustainedCharts(name: string, r: ProfileResults): string[] {
+  const s = r.sustained;
+  if (!s) return [];
+  const band = { from: s.warmSeconds, to: s.warmSeconds + s.measureSeconds, label: "measured" };
+  const ratios = perSecondRatio(s.samples);
+  return [
+    lineChart({
+      title: `${name}: sustained at ${n(s.rate)} events/s, backlog each second (${s.backlog.bounded === false ? "growing" : "bounded"})`,
+      yLabel: "waiting",
+      series: [
+        { name: "backlog", values: bySecond(s.samples, (x) => x.backlog) },
+        { name: "queued messages", values: bySecond(s.samples, (x) => x.queued) },
+        { name: "open deliveries", values: bySecond(s.samples, (x) => x.open) },
+      ],
+      band,
+    }),
+    lineChart({
+      title: `${name}: sustained at ${n(s.rate)} events/s, per second`,
+      yLabel: "per second",
+      series: [
+        { name: "events accepted", values: s.acceptedPerSecond },
+        { name: "deliveries arrived", values: s.arrivedPerSecond },
+      ],
+      band,
+    }),
+    lineChart({
+      title: `${name}: sustained, delivered ÷ accepted each second (${s.deliveredOverAccepted?.toFixed(3) ?? "–"} over the window)`,
+      yLabel: "delivered ÷ accepted",
+      // Sample i covers the second from sample i-1 to i.
+      series: [{ name: "delivered ÷ accepted", values: [ratios[0] ?? 0, ...ratios] }],
+      band,
+    }),
+  ];
+}
+
 function profileCharts(r: ProfileResults): string[] {
   const charts: string[] = [];
+  const name = `${r.profile}${runLabel(r)}`;
   const histograms = [
     ...r.latency.map((l) => ({ l, name: `at ${n(l.rate)} events/s` })),
     { l: r.neighbour.healthy, name: `at ${n(r.neighbour.healthy.rate)} events/s beside a hanging endpoint` },
@@ -166,7 +377,7 @@ function profileCharts(r: ProfileResults): string[] {
   for (const { l, name } of histograms) {
     charts.push(
       histogramChart({
-        title: `${r.profile}: latency distribution ${name} (${n(l.count)} deliveries)`,
+        title: `${name}: latency distribution ${name} (${n(l.count)} deliveries)`,
         bins: l.histogram,
         markers: [
           { label: `p50 ${ms(l.p50Ms)}`, value: l.p50Ms },
@@ -180,7 +391,7 @@ function profileCharts(r: ProfileResults): string[] {
   for (const e of r.endToEnd)
     charts.push(
       lineChart({
-        title: `${r.profile}: end-to-end, ${e.name}, per second`,
+        title: `${name}: end-to-end, ${e.name}, per second`,
         yLabel: "per second",
         series: [
           { name: "events accepted", values: e.acceptedPerSecond },
@@ -192,7 +403,7 @@ function profileCharts(r: ProfileResults): string[] {
   for (const l of r.latency)
     charts.push(
       lineChart({
-        title: `${r.profile}: open loop at ${n(l.rate)} events/s, per second`,
+        title: `${name}: open loop at ${n(l.rate)} events/s, per second`,
         yLabel: "per second",
         series: [
           { name: "events accepted", values: l.acceptedPerSecond },
@@ -204,7 +415,7 @@ function profileCharts(r: ProfileResults): string[] {
   const { healthy, hanging } = r.neighbour;
   charts.push(
     lineChart({
-      title: `${r.profile}: beside a hanging endpoint, per second (its requests answered after ${hanging.holdMs / 1000} s until the window ends)`,
+      title: `${name}: beside a hanging endpoint, per second (its requests answered after ${hanging.holdMs / 1000} s until the window ends)`,
       yLabel: "per second",
       series: [
         { name: "healthy: events accepted", values: healthy.acceptedPerSecond },
@@ -216,16 +427,17 @@ function profileCharts(r: ProfileResults): string[] {
   );
   charts.push(
     lineChart({
-      title: `${r.profile}: ingest, ${r.ingest.concurrency} in flight, events accepted per second`,
+      title: `${name}: ingest, ${r.ingest.concurrency} in flight, events accepted per second`,
       yLabel: "events per second",
       series: [{ name: "events accepted", values: r.ingest.acceptedPerSecond }],
       band: band(r.ingest.warmSeconds, r.ingest.measureSeconds),
     }),
   );
+  charts.push(...sustainedCharts(name, r));
   if (r.memory.length)
     charts.push(
       lineChart({
-        title: `${r.profile}: resident memory (VmRSS) of each service, sampled each second`,
+        title: `${name}: resident memory (VmRSS) of each service, sampled each second`,
         yLabel: "MB",
         series: r.memory.map((m) => ({ name: m.service, values: m.rssMb })),
         xLabel: "seconds since the services started",
@@ -236,7 +448,13 @@ function profileCharts(r: ProfileResults): string[] {
 
 function html(r: BenchResults): string {
   const table = escapeXml(formatTable(r));
-  const all = r.profiles.flatMap(profileCharts);
+  // With --against, the table compares; each run's own figures follow, each with its charts.
+  const runs = r.against
+    ? r.profiles.map(
+        (p) =>
+          `<h2>${escapeXml(`${p.profile}${runLabel(p)}`)}</h2>\n<pre>${escapeXml(profileLines(p).join("\n"))}</pre>\n${profileCharts(p).join("\n")}`,
+      )
+    : [r.profiles.flatMap(profileCharts).join("\n")];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Herald benchmark ${escapeXml(r.startedAt)}</title>
 <style>
@@ -251,7 +469,7 @@ svg{display:block;margin:18px 0;background:#fff;border:1px solid #e5e5e5}
 ${r.machine.cpus} × ${escapeXml(r.machine.cpuModel)}, ${n(r.machine.memoryMb)} MB, Node ${escapeXml(r.machine.node)};
 system ${r.system.url ? `at ${escapeXml(r.system.url)}` : `started by the benchmark (${r.system.dispatchers} dispatcher(s), ${r.system.senders} sender(s))`}.</p>
 <pre>${table}</pre>
-${all.join("\n")}
+${runs.join("\n")}
 </body></html>
 `;
 }

@@ -1,6 +1,8 @@
 import { cpus, totalmem } from "node:os";
 import type { Bound } from "./bound.ts";
 import type { Ceilings } from "./ceilings.ts";
+import type { Comparison } from "./compare.ts";
+import type { CpuFigures } from "./cpu.ts";
 import type { DbWaits } from "./dbWaits.ts";
 import type { DiskUse } from "./diskUse.ts";
 import type { HopBreakdown } from "./hops.ts";
@@ -9,15 +11,17 @@ import type { ProfileName } from "./profiles.ts";
 import type { ClosedLoopJob, IngestJob, JobResult, NeighbourJob, OpenLoopJob } from "./protocol.ts";
 import type { ServiceOutput } from "./services.ts";
 import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
+import type { BacklogSample, BacklogVerdict } from "./sustained.ts";
 import type { TargetCheck } from "./targets.ts";
 
 /**
  * The figures of one run, as written to `bench-results/<timestamp>.json` and `latest.json`: the
- * machine's ceilings, then every scenario once per profile (profiles.ts). Rates are per second;
- * `ratios` are each figure divided by each ceiling of the same run, unrounded.
+ * machine's ceilings, then every scenario once per profile (profiles.ts), or with --against once
+ * per profile, build and round, in the order they ran, and the comparison. Rates are per
+ * second; `ratios` are each figure divided by each ceiling of the same run, unrounded.
  */
 export type BenchResults = {
-  version: 2;
+  version: 3;
   startedAt: string;
   finishedAt: string;
   mode: "quick" | "full";
@@ -32,15 +36,32 @@ export type BenchResults = {
   /** The most each throughput could reach in this design at these ceilings (bound.ts). */
   bounds: Bound[];
   profiles: ProfileResults[];
+  /** With --against: the two builds, and per profile each figure of each round with change ÷ base. */
+  against: Against | null;
+};
+
+/** Which build a pass of the scenarios ran, and in which round (--against). */
+export type RunOf = { build: "base" | "change"; round: number; commit: string };
+
+export type Against = {
+  base: { ref: string; commit: string };
+  change: { commit: string; dirty: boolean };
+  rounds: number;
+  comparisons: Comparison[];
+  targets: TargetCheck[];
 };
 
 export type ProfileResults = {
   profile: ProfileName;
+  /** With --against: the build and round; null otherwise. */
+  run: RunOf | null;
   description: string;
   ingest: IngestFigures;
   endToEnd: EndToEndFigures[];
   latency: LatencyFigures[];
   neighbour: NeighbourFigures;
+  /** Open loop at 80 % of this run's end-to-end capacity; null when there was none to take 80 % of. */
+  sustained: SustainedFigures | null;
   /** Where an event's time goes, from its trace; only where traces are exported. */
   hops: HopBreakdown | null;
   /** What the database's sessions waited on at the first latency rate; not for a system given by --url. */
@@ -67,6 +88,12 @@ export type IngestFigures = {
 export type Delivered = {
   /** Events that got their 201 inside the window, per second: what the open loop really achieved. */
   eventsAcceptedPerSecond: number;
+  /**
+   * Deliveries that arrived inside the window ÷ (events accepted inside it × endpoints): whether
+   * what goes out keeps up with what comes in. Those in flight at either end of the window
+   * about cancel out.
+   */
+  deliveredOverAccepted: number | null;
   expected: number;
   arrived: number;
   duplicates: number;
@@ -86,6 +113,8 @@ export type EndToEndFigures = {
   ratios: Ratios;
   /** What the scenario's events left in the delivery log's tables; null for a system given by `--url`. */
   disk: DiskUse | null;
+  /** CPU per delivery of each part of the stack in the window (cpu.ts); null for a system given by `--url`. */
+  cpu: CpuFigures | null;
 } & Delivered;
 
 export type LatencyFigures = {
@@ -102,6 +131,16 @@ export type LatencyFigures = {
   maxMs: number;
   histogram: Bin[];
 } & Delivered;
+
+/** The sustained scenario: its latency and counts as an open loop's, and its backlog each second. */
+export type SustainedFigures = LatencyFigures & {
+  /** The same run's end-to-end deliveries per second with 1 endpoint, and the share of it offered. */
+  capacity: number;
+  share: number;
+  samples: BacklogSample[];
+  backlog: BacklogVerdict;
+  cpu: CpuFigures | null;
+};
 
 /**
  * The noisy-neighbour scenario: the healthy app's latency (an open loop, as in `latency`) while
@@ -146,11 +185,18 @@ export function machine(): BenchResults["machine"] {
   };
 }
 
-function delivered(job: { warmMs: number; measureMs: number }, r: JobResult): Delivered {
+/** Deliveries in the window ÷ (events accepted in it × endpoints), to 4 places; null when none were accepted. */
+export function deliveredOverAccepted(arrivedInWindow: number, acceptedInWindow: number, endpoints: number) {
+  const expected = acceptedInWindow * endpoints;
+  return expected > 0 ? Math.round((arrivedInWindow / expected) * 10_000) / 10_000 : null;
+}
+
+function delivered(job: { warmMs: number; measureMs: number; paths: string[] }, r: JobResult): Delivered {
   const d = r.deliveries;
   if (!d) throw new Error("a delivery job came back without delivery counts");
   return {
     eventsAcceptedPerSecond: perSecond(r.requests.inWindow, job.measureMs),
+    deliveredOverAccepted: deliveredOverAccepted(d.arrivedInWindow, r.requests.inWindow, job.paths.length),
     expected: d.expected,
     arrived: d.arrived,
     duplicates: d.duplicates,
@@ -182,7 +228,7 @@ export function endToEndFigures(
   job: ClosedLoopJob,
   r: JobResult,
   c: Ceilings,
-): Omit<EndToEndFigures, "disk"> {
+): Omit<EndToEndFigures, "disk" | "cpu"> {
   const deliveriesPerSecond = perSecond(r.deliveries?.arrivedInWindow ?? 0, job.measureMs);
   return {
     name: job.label ?? `${job.paths.length} endpoint${job.paths.length === 1 ? "" : "s"}`,

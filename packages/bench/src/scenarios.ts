@@ -11,6 +11,8 @@ export type Durations = {
   endToEndMs: number;
   /** Longest wait for the last deliveries after a window; 5 s covers a first retry (the default schedule's step). */
   drainMs: number;
+  /** The sustained scenario's window: long enough for a backlog that grows to show it. */
+  sustainedMs: number;
   ceiling: Timing;
 };
 
@@ -20,6 +22,7 @@ export const QUICK: Durations = {
   measureMs: 3000,
   endToEndMs: 3000,
   drainMs: 10_000,
+  sustainedMs: 10_000,
   ceiling: { warmMs: 500, measureMs: 1500 },
 };
 
@@ -29,6 +32,7 @@ export const FULL: Durations = {
   measureMs: 10_000,
   endToEndMs: 15_000,
   drainMs: 60_000,
+  sustainedMs: 60_000,
   ceiling: { warmMs: 1000, measureMs: 5000 },
 };
 
@@ -63,7 +67,7 @@ export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
   const scenarios = [
     { app: apps.one },
     { app: apps.ten },
-    { app: apps.tenFiltered, label: "10 endpoints, each filtered" },
+    ...(apps.tenFiltered ? [{ app: apps.tenFiltered, label: "10 endpoints, each filtered" }] : []),
   ];
   return scenarios.map(({ app, label }) => ({
     kind: "closed-loop",
@@ -107,6 +111,26 @@ export function neighbourJob(apps: BenchApps, d: Durations): NeighbourJob {
     noisy: { app: apps.noisy.uid, paths: apps.noisy.paths, ...NOISY },
     warmMs: d.warmMs,
     measureMs: d.measureMs,
+    drainMs: d.drainMs,
+  };
+}
+
+/** The sustained scenario's offered load, as a share of the run's own end-to-end capacity (1 endpoint). */
+export const SUSTAINED_SHARE = 0.8;
+
+/**
+ * Sustained load: an open loop to the 1-endpoint app at SUSTAINED_SHARE of `capacity`, the
+ * deliveries per second the same run's closed loop with 1 endpoint reached, for a long window:
+ * whether the system keeps up with a load it can carry, its backlog staying bounded.
+ */
+export function sustainedJob(apps: BenchApps, d: Durations, capacity: number): OpenLoopJob {
+  return {
+    kind: "open-loop",
+    app: apps.one.uid,
+    paths: apps.one.paths,
+    rate: Math.max(1, Math.round(capacity * SUSTAINED_SHARE)),
+    warmMs: d.warmMs,
+    measureMs: d.sustainedMs,
     drainMs: d.drainMs,
   };
 }

@@ -4,7 +4,6 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import SERVICE_NODE_FLAGS from "@herald/runtime/service-node-flags.json" with { type: "json" };
 
 export type ServiceKind = "api-gateway" | "dispatcher" | "sender";
 
@@ -32,23 +31,23 @@ export type Service = {
 /** How a profile runs a service: `node <args>` in `cwd`. */
 export type Launch = (kind: ServiceKind) => { cwd: string; args: string[] };
 
-/** As `npm start` runs a service: its TypeScript sources through tsx, from the repository. */
+/** As `npm start` runs a service: its TypeScript sources through tsx, from the build's root. */
 export const fromSource =
-  (root: string): Launch =>
+  (root: string, nodeFlags: string[]): Launch =>
   (kind) => ({
     cwd: root,
-    args: [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", kind, "src", "main.ts")],
+    args: [...nodeFlags, "--import", "tsx", join("services", kind, "src", "main.ts")],
   });
 
 /**
- * As the images run a service (the Dockerfile's CMD): its bundle, plain node, from the tree
- * `npm run build` wrote for it under `buildDir`.
+ * As the images run a service (the Dockerfile's CMD): its bundle (`bundle`, where its build puts
+ * it), plain node, from the tree `npm run build` wrote for it under `buildDir`.
  */
 export const fromBuild =
-  (buildDir: string): Launch =>
+  (buildDir: string, nodeFlags: string[], bundle: (kind: ServiceKind) => string): Launch =>
   (kind) => ({
     cwd: join(buildDir, kind),
-    args: ["--enable-source-maps", ...SERVICE_NODE_FLAGS, join("services", kind, "dist", "main.mjs")],
+    args: ["--enable-source-maps", ...nodeFlags, bundle(kind)],
   });
 
 export type SpawnOptions = { launch: Launch; logDir: string; cpuProfDir: string | null };

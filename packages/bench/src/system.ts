@@ -2,13 +2,11 @@ import { randomBytes } from "node:crypto";
 import { readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { topologyNames } from "@herald/broker";
-import { ensureDatabase, migrate } from "@herald/db";
-import { createRanges } from "@herald/db/lifecycle";
-import { createPool, inTransaction } from "@herald/db/pool";
+import { ensureDatabase } from "@herald/db";
 import { parseDuration } from "@herald/runtime";
 import amqp from "amqplib";
 import pg from "pg";
+import type { Build } from "./builds.ts";
 import { onCleanUp } from "./cleanup.ts";
 import type { Gateway } from "./protocol.ts";
 import {
@@ -33,6 +31,12 @@ export type System = {
   failed: Promise<never>;
   /** Waits until the queues are empty, so one scenario's backlog does not load the next. */
   settle: (timeoutMs: number) => Promise<void>;
+  /**
+   * What waits in the system now: messages in its queues (ready, not those a consumer holds) and
+   * deliveries not yet finished (`pending` or `retrying`) to the endpoint `endpointId`. Null for
+   * a system given by --url.
+   */
+  backlog: (endpointId: string) => Promise<{ queued: number; open: number } | null>;
   output: () => ServiceOutput[];
   /** Stops the services and removes their queues; also registered with cleanup.ts. */
   stop: () => Promise<void>;
@@ -40,6 +44,8 @@ export type System = {
 
 export type SystemOptions = {
   launch: Launch;
+  /** The build the services are of: its queues' names. */
+  build: Build;
   databaseUrl: string;
   amqpUrl: string;
   dispatchers: number;
@@ -60,12 +66,13 @@ export function benchDatabaseUrl(base: string): string {
 }
 
 /**
- * Drops and recreates the bench database, then migrates it: each run starts empty. Its delivery
- * log then holds as many partitions as a system's at the default retention does (31 days of
- * daily ranges and two ahead; made ahead here, as past ones cannot be), so that statements pay
- * for every partition they cannot prune, as they would in a deployment.
+ * Drops and recreates the bench database, then migrates it with `build`'s migrations: each run
+ * starts empty. Its delivery log then holds as many partitions as a system's at the default
+ * retention does (31 days of daily ranges and two ahead; made ahead here, as past ones cannot
+ * be), so that statements pay for every partition they cannot prune, as they would in a
+ * deployment (builds.ts).
  */
-export async function freshDatabase(databaseUrl: string): Promise<void> {
+export async function freshDatabase(databaseUrl: string, build: Build): Promise<void> {
   const admin = new URL(databaseUrl);
   const name = decodeURIComponent(admin.pathname.slice(1));
   admin.pathname = "/postgres";
@@ -77,18 +84,8 @@ export async function freshDatabase(databaseUrl: string): Promise<void> {
     await client.end();
   }
   await ensureDatabase(databaseUrl);
-  await migrate(databaseUrl);
-  const pool = createPool(databaseUrl, 1);
-  try {
-    await inTransaction(pool, (tx) => createRanges(tx, Date.now(), DAY_MS, STEADY_RANGES * DAY_MS));
-  } finally {
-    await pool.end();
-  }
+  await build.migrate(databaseUrl);
 }
-
-const DAY_MS = 86_400_000;
-/** The ranges a system at the default retention (30 days) holds: a month, today, two ahead. */
-const STEADY_RANGES = 33;
 
 /**
  * Removes what the last scenario left dead in the bench database, as autovacuum does in a
@@ -100,11 +97,19 @@ async function vacuum(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query("VACUUM (ANALYZE) attempts, deliveries, endpoint_flows, events, outbox");
+    // Those of the build's schema: an older one may lack some (endpoint_flows, outbox).
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT relname AS name FROM pg_class WHERE relname = ANY($1) AND relkind IN ('r', 'p') ORDER BY 1",
+      [VACUUMED],
+    );
+    if (rows.length)
+      await client.query(`VACUUM (ANALYZE) ${rows.map((r) => pg.escapeIdentifier(r.name)).join(", ")}`);
   } finally {
     await client.end();
   }
 }
+
+const VACUUMED = ["attempts", "deliveries", "endpoint_flows", "events", "outbox"];
 
 /** Node names profiles `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; this prefixes the service. */
 async function labelProfiles(dir: string, services: Service[]): Promise<void> {
@@ -124,7 +129,7 @@ export async function startSystem(o: SystemOptions): Promise<System> {
   const conn = await amqp.connect(o.amqpUrl);
   conn.on("error", () => {});
   const channel = await conn.createChannel();
-  const names = topologyNames(prefix);
+  const names = o.build.topology(prefix);
   const shared: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: o.databaseUrl,
@@ -174,6 +179,23 @@ export async function startSystem(o: SystemOptions): Promise<System> {
       await channel.deleteQueue(queue);
     for (const exchange of [names.exchange, names.deadExchange]) await channel.deleteExchange(exchange);
     await conn.close();
+    await db?.end().catch(() => {});
+  };
+  /** A connection of its own for the backlog's count, opened on first use. */
+  let db: pg.Client | null = null;
+  const openDeliveries = async (endpointId: string): Promise<number> => {
+    if (!db) {
+      db = new pg.Client({ connectionString: o.databaseUrl });
+      db.on("error", () => {});
+      await db.connect();
+    }
+    // The index on (endpoint_id, status, id) of every build answers it from the endpoint's
+    // open entries alone.
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM deliveries WHERE endpoint_id = $1 AND status IN ('pending', 'retrying')",
+      [endpointId],
+    );
+    return rows[0]?.n ?? 0;
   };
   const kill = () => {
     for (const s of services) s.kill("SIGKILL");
@@ -210,6 +232,13 @@ export async function startSystem(o: SystemOptions): Promise<System> {
       await sleep(500);
       await vacuum(o.databaseUrl);
     },
+    async backlog(endpointId) {
+      const [counts, open] = await Promise.all([
+        Promise.all(Object.values(names.queues).map((q) => channel.checkQueue(q))),
+        openDeliveries(endpointId),
+      ]);
+      return { queued: counts.reduce((sum, c) => sum + c.messageCount, 0), open };
+    },
     output: () => services.map((s) => s.output()),
     stop,
   };
@@ -222,6 +251,7 @@ export function runningSystem(baseUrl: string, apiKey: string): System {
     processes: [],
     failed: new Promise<never>(() => {}),
     settle: () => sleep(1000),
+    backlog: async () => null,
     output: () => [],
     stop: async () => {},
   };

@@ -63,6 +63,11 @@ export class DeliveryTracker {
     });
   }
 
+  /** Distinct deliveries arrived so far, of any event (accepted or not yet). */
+  arrivals(): number {
+    return this.seen.size;
+  }
+
   /** Whether every delivery of every accepted event has arrived. */
   drained(): boolean {
     return this.outstanding === 0;
