@@ -46,6 +46,15 @@ async function call(gateway: Gateway, method: string, path: string, body?: unkno
   });
 }
 
+/** The message of an API error's body (`{"error":{"message":…}}`), or the body's start. */
+function errorMessage(body: string): string {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === "string") return message;
+  } catch {}
+  return body.slice(0, 120);
+}
+
 class Refused extends Error {
   constructor(
     readonly status: number,
@@ -106,7 +115,7 @@ export async function createApps(
       return await app("ten_filtered", 10, BENCH_FILTER);
     } catch (err) {
       if (!(err instanceof Refused && err.status === 400 && /filter/i.test(err.body))) throw err;
-      say(`this build's API refuses endpoint filters (${err.body.slice(0, 120)}): no filtered scenario`);
+      say(`this build's API refuses endpoint filters ("${errorMessage(err.body)}"): no filtered scenario`);
       return null;
     }
   };

@@ -111,9 +111,9 @@ export function compareRuns(
 ): Comparison {
   const rounds = Math.max(0, ...runs.map((r) => r.round));
   const rows = new Map<string, ComparisonRow>();
-  // Rows in the order figures first appear, base runs first (a figure only one build has still shows).
+  // Rows in the order figures first appear, the change's runs first, then any only the base has.
   const ordered = [...runs].sort((a, b) =>
-    a.build === b.build ? a.round - b.round : a.build === "base" ? -1 : 1,
+    a.build === b.build ? a.round - b.round : a.build === "change" ? -1 : 1,
   );
   for (const run of ordered) {
     for (const f of figuresOf(run.results)) {

@@ -120,7 +120,10 @@ function comparisonLines(c: Comparison, runs: ProfileResults[]): string[] {
   const description = mine.find((p) => p.run!.build === "change")?.description ?? "";
   const lines = [`\n━━ ${c.profile}: ${description}`, "", pad(rows)];
   // Each run's own targets, side by side.
-  const names = [...new Set(mine.flatMap((p) => p.targets.map((t) => t.name)))];
+  const changeFirst = [...mine].sort((a, b) =>
+    a.run!.build === b.run!.build ? 0 : a.run!.build === "change" ? -1 : 1,
+  );
+  const names = [...new Set(changeFirst.flatMap((p) => p.targets.map((t) => t.name)))];
   const order = rounds.flatMap((i) =>
     (["base", "change"] as const).map((b) => mine.find((p) => p.run!.build === b && p.run!.round === i)),
   );
