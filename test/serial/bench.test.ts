@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { CpuFigures } from "../../packages/bench/src/cpu.ts";
 import type { BenchResults, ProfileResults, Ratios } from "../../packages/bench/src/results.ts";
 import { DEFAULT_MAX_IN_FLIGHT } from "../../services/dispatcher/src/config.ts";
 
@@ -12,7 +13,7 @@ import { DEFAULT_MAX_IN_FLIGHT } from "../../services/dispatcher/src/config.ts";
  */
 const root = join(import.meta.dirname, "..", "..");
 const results = join(root, "bench-results");
-const TIMEOUT_MS = 240_000;
+const TIMEOUT_MS = 360_000;
 
 function runQuickBench(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
@@ -45,6 +46,28 @@ function ratiosMatch(figure: number, ratios: Ratios, r: BenchResults, what: stri
   expect(ratios.postgres, `${what} ÷ Postgres`).toBeCloseTo(figure / c.postgresInsertsPerSecond, 9);
 }
 
+/** CPU per delivery of a window: every part of the stack measured, adding up to the whole. */
+function checkCpu(cpu: CpuFigures | null, deliveries: number, what: string): void {
+  expect(cpu, `${what}: CPU measured`).not.toBeNull();
+  expect(cpu!.parts.map((x) => x.name)).toEqual([
+    "api-gateway",
+    "dispatcher",
+    "sender",
+    "postgres",
+    "rabbitmq",
+  ]);
+  // Deliveries per second are rounded to 0.1.
+  expect(Math.abs(cpu!.deliveries - deliveries), `${what}: deliveries divided by`).toBeLessThanOrEqual(
+    cpu!.windowSeconds,
+  );
+  for (const part of cpu!.parts) expect(part.cpuMs, `${what}: CPU of ${part.name}`).toBeGreaterThan(0);
+  expect(cpu!.wholeStack.cpuMs).toBeCloseTo(
+    cpu!.parts.reduce((sum, x) => sum + x.cpuMs, 0),
+    6,
+  );
+  positive(cpu!.wholeStack.perDeliveryMs!, `${what}: whole-stack CPU per delivery`);
+}
+
 /** One profile's figures: positive, consistent with the ceilings, nothing lost. */
 function checkProfile(p: ProfileResults, r: BenchResults): void {
   positive(p.ingest.eventsPerSecond, "ingest");
@@ -68,7 +91,21 @@ function checkProfile(p: ProfileResults, r: BenchResults): void {
     expect(Math.abs(disk.bytesPerDelivery * e.endpoints - disk.bytesPerEvent)).toBeLessThanOrEqual(
       e.endpoints,
     );
+    positive(e.deliveredOverAccepted!, `end-to-end ${e.name}: delivered ÷ accepted`);
+    checkCpu(e.cpu, e.deliveriesPerSecond * e.measureSeconds, `end-to-end ${e.name}`);
   }
+
+  // Sustained: 80 % of the closed loop's rate with 1 endpoint, sampled each second, nothing lost.
+  const s = p.sustained!;
+  expect(s.rate).toBe(Math.round(0.8 * p.endToEnd[0]!.deliveriesPerSecond));
+  positive(s.count, "sustained deliveries");
+  positive(s.deliveredOverAccepted!, "sustained: delivered ÷ accepted");
+  expect(s.lost, "sustained: deliveries lost").toBe(0);
+  expect(s.samples.length, "a backlog sample about each second").toBeGreaterThanOrEqual(s.measureSeconds);
+  for (const x of s.samples) expect(x.backlog).toBe(x.queued + x.open);
+  expect(s.backlog.min).toBeLessThanOrEqual(s.backlog.max);
+  expect(s.backlog.bounded).not.toBeNull();
+  checkCpu(s.cpu, s.eventsAcceptedPerSecond * s.measureSeconds * (s.deliveredOverAccepted ?? 1), "sustained");
 
   expect(p.latency.map((l) => l.rate)).toEqual([200, 1000]);
   for (const l of p.latency) {
@@ -104,6 +141,8 @@ describe("npm run bench -- --quick", () => {
       const r = JSON.parse(await readFile(join(results, "latest.json"), "utf8")) as BenchResults;
       expect(Date.parse(r.startedAt), "latest.json is from this run").toBeGreaterThanOrEqual(started - 1000);
       expect(r.mode).toBe("quick");
+      expect(r.version).toBe(3);
+      expect(r.against).toBeNull();
 
       positive(r.ceilings.httpPostsPerSecond, "HTTP ceiling");
       positive(r.ceilings.rabbitmqMessagesPerSecond, "RabbitMQ ceiling");

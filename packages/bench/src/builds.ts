@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
-import { createWriteStream, existsSync, readFileSync } from "node:fs";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { createWriteStream, existsSync, readFileSync, statSync } from "node:fs";
+import { mkdir, rm, utimes, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { topologyNames } from "@herald/broker";
@@ -151,9 +151,10 @@ const INSTALLED = join("node_modules", ".herald-bench-installed");
  * client stay). Its dependencies are installed from its own lockfile, as its own `npm start`
  * would (`pnpm install --frozen-lockfile`, whose postinstall generates its Prisma client), once.
  *
- * The worktree stays registered with git and on disk for the next run against the same commit;
- * `git worktree remove --force <dir>/<commit>` drops one. One whose directory is gone is pruned
- * here (`git worktree prune`), and one in any other state is removed and made anew.
+ * The worktree stays registered with git and on disk for the next run against the same commit,
+ * the KEPT_WORKTREES last used ones are kept and older ones removed (`git worktree remove`);
+ * `git worktree remove --force <dir>/<commit>` drops one by hand. One whose directory is gone is
+ * pruned here (`git worktree prune`), and one in any other state is removed and made anew.
  */
 export async function prepareWorktree(
   root: string,
@@ -194,8 +195,39 @@ export async function prepareWorktree(
     if (!existsSync(join(path, "packages", "db", "src", "generated")))
       await runLogged(cmd!, [...args, "--filter", "@herald/db", "generate"], path, `${log}.generate`);
     await writeFile(marker, `${commit}\n`);
+  } else {
+    const now = new Date();
+    await utimes(marker, now, now);
   }
+  await dropOldWorktrees(root, dir, path);
   return { commit, path };
+}
+
+/** Worktrees the benchmark keeps under its directory, the one in use included. */
+const KEPT_WORKTREES = 3;
+
+/** Removes the benchmark's worktrees under `dir` past the KEPT_WORKTREES last used (by their marker's time). */
+async function dropOldWorktrees(root: string, dir: string, inUse: string): Promise<void> {
+  const used = (path: string) => {
+    try {
+      return statSync(join(path, INSTALLED)).mtimeMs;
+    } catch {
+      return 0;
+    }
+  };
+  const ours = [...worktrees(root).keys()]
+    .filter(
+      (path) =>
+        path !== inUse &&
+        relative(dir, path).split("/").length === 1 &&
+        !relative(dir, path).startsWith(".."),
+    )
+    .sort((a, b) => used(b) - used(a));
+  for (const path of ours.slice(KEPT_WORKTREES - 1)) {
+    git(root, "worktree", "remove", "--force", path);
+    await rm(`${path}.install.log`, { force: true });
+    say(`removed the worktree ${relative(root, path)}, the least recently used`);
+  }
 }
 
 /** pnpm as `npm start` runs it (scripts/lib/setup.mjs: installed 10.x, else through npx). */
