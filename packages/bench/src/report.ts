@@ -107,12 +107,14 @@ function comparisonLines(c: Comparison, runs: ProfileResults[]): string[] {
   ];
   const rows = [header];
   for (const row of c.rows) {
+    // Shares (delivered ÷ accepted) to 3 places, all alike.
+    const f = row.name.includes("÷") ? (v: number | null) => (v === null ? "–" : v.toFixed(3)) : cell;
     rows.push([
       row.name,
       row.unit,
-      ...rounds.flatMap((i) => [cell(row.base[i - 1] ?? null), cell(row.change[i - 1] ?? null)]),
-      cell(row.baseMean),
-      cell(row.changeMean),
+      ...rounds.flatMap((i) => [f(row.base[i - 1] ?? null), f(row.change[i - 1] ?? null)]),
+      f(row.baseMean),
+      f(row.changeMean),
       row.ratio === null ? "–" : `${row.ratio.toFixed(2)}×`,
     ]);
   }
