@@ -184,7 +184,7 @@ export function cpuFigures(
   });
   const sum = parts.reduce((s, p) => s + p.cpuMs, 0);
   return {
-    windowSeconds: windowMs / 1000,
+    windowSeconds: Math.round(windowMs) / 1000,
     deliveries,
     parts,
     wholeStack: { name: "whole stack", cpuMs: sum, perDeliveryMs: perDelivery(sum) },

@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   if (options.target) profiles.push(await runProfile(load, ceilings, null, null));
   else if (!base) {
     for (const name of options.profiles)
-      profiles.push(await runProfile(load, ceilings, await prepare(name, change), null));
+      profiles.push(await runProfile(load, ceilings, await prepare(name, change), null, change));
   } else {
     const builds: Record<Role, Build> = { base, change };
     const prepared = new Map<string, Profile>();
@@ -174,7 +174,7 @@ async function runProfile(
   ceilings: Ceilings,
   profile: Profile | null,
   run: RunOf | null,
-  build: Build = thisBuild(root),
+  build: Build | null = null,
 ): Promise<ProfileResults> {
   const label = profile ? `${profile.name}${run ? ` ${run.build} ${run.round}` : ""}: ` : "";
   let system: System;
@@ -182,13 +182,13 @@ async function runProfile(
     say(`using the system at ${options.target.url}`);
     system = runningSystem(options.target.url, options.target.key);
   } else {
-    await freshDatabase(databaseUrl, build);
+    await freshDatabase(databaseUrl, build!);
     say(
       `${label}starting the api-gateway, ${options.dispatchers} dispatcher(s) and ${options.senders} sender(s)…`,
     );
     system = await startSystem({
       launch: profile!.launch,
-      build,
+      build: build!,
       databaseUrl,
       amqpUrl,
       dispatchers: options.dispatchers,
