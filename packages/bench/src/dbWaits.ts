@@ -19,6 +19,7 @@ const KNOWN: [RegExp, string][] = [
   ],
   [/^WITH x AS \( SELECT \* FROM unnest/, "create deliveries (fan-out)"],
   [/^WITH f AS MATERIALIZED/, "release gate (fan-out)"],
+  [/^WITH ev AS MATERIALIZED/, "fan-out: events and endpoints"],
   [/^SELECT ev\.id, ev\.account_id/, "fan-out: events"],
   [/^SELECT id, app_id, url/, "fan-out: endpoints"],
   [/^WITH r AS \(/, "record successes (results)"],

@@ -27,16 +27,21 @@ export type FanOutEndpoint = {
   fifo: boolean;
 };
 
-const EVENTS = prepared(
-  "fan-out-events",
-  `SELECT ev.id, ev.account_id, ev.app_id, ev.type, ev.data_bytes FROM events ev JOIN apps ON apps.id = ev.app_id
-   WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL AND ev.data_erased_at IS NULL`,
-);
-const ENDPOINTS = prepared(
-  "fan-out-endpoints",
-  // Prisma keeps an empty list as NULL.
-  `SELECT id, app_id, url, COALESCE(event_types, '{}') AS event_types, filter, ordering = 'fifo' AS fifo FROM endpoints
-   WHERE app_id = ANY($1) AND deleted_at IS NULL AND NOT disabled`,
+/**
+ * The events and their apps' endpoints in one round trip: the endpoints as JSON beside the
+ * events' rows (Prisma keeps an empty list of event types as NULL).
+ */
+const EVENTS_AND_ENDPOINTS = prepared(
+  "fan-out-events-endpoints",
+  `WITH ev AS MATERIALIZED (
+       SELECT ev.id, ev.account_id, ev.app_id, ev.type, ev.data_bytes FROM events ev JOIN apps ON apps.id = ev.app_id
+       WHERE ev.id = ANY($1) AND apps.deleted_at IS NULL AND ev.data_erased_at IS NULL)
+   SELECT ev.*, CASE WHEN row_number() OVER () = 1 THEN (
+       SELECT COALESCE(json_agg(json_build_object('id', id, 'app_id', app_id, 'url', url,
+                                                  'event_types', COALESCE(event_types, '{}'), 'filter', filter,
+                                                  'fifo', ordering = 'fifo')), '[]')
+       FROM endpoints WHERE app_id IN (SELECT app_id FROM ev) AND deleted_at IS NULL AND NOT disabled) END AS endpoints
+   FROM ev`,
 );
 const PAYLOADS = prepared("fan-out-payloads", "SELECT id, data FROM events WHERE id = ANY($1)");
 
@@ -51,11 +56,11 @@ export async function eventsToFanOut(
   db: Queryable,
   eventIds: string[],
 ): Promise<{ events: FanOutEvent[]; endpoints: FanOutEndpoint[] }> {
-  const { rows: events } = await db.query<FanOutEvent>(EVENTS([eventIds]));
-  if (!events.length) return { events, endpoints: [] };
-  const { rows: endpoints } = await db.query<FanOutEndpoint>(
-    ENDPOINTS([[...new Set(events.map((e) => e.app_id))]]),
+  const { rows } = await db.query<FanOutEvent & { endpoints?: FanOutEndpoint[] | null }>(
+    EVENTS_AND_ENDPOINTS([eventIds]),
   );
+  const endpoints = rows[0]?.endpoints ?? [];
+  const events: FanOutEvent[] = rows.map(({ endpoints: _e, ...ev }) => ev);
   const readers = endpoints.filter((e) => e.filter !== null && JSON.stringify(e.filter).includes('"data'));
   for (const ev of events)
     ev.reads_data = readers.some(
