@@ -41,14 +41,14 @@ export function prepared(name: string, text: string): (values: unknown[]) => pg.
 }
 
 /**
- * A condition, always true, that makes the transaction of the statement it is in commit without waiting for
- * the WAL's flush to disk (`synchronous_commit` off, for that transaction only): for writes a
- * crash may forget because what follows from them is repeated anyway (a result: its attempt
- * is sent again; an outbox row's delete: its message is published again). The commit comes
- * sooner and row locks taken are let go sooner; a crash of PostgreSQL (not a clean stop) can
- * forget at most the last few hundred milliseconds of such commits (3 × wal_writer_delay).
- * In a statement run on its own, it sets its implicit transaction's commit. A scalar subquery,
- * run once (an InitPlan), not EXISTS, whose select list PostgreSQL never evaluates.
+ * A condition, always true, that makes the transaction of the statement it is in commit
+ * without waiting for the WAL's flush to disk (`synchronous_commit` off, for that transaction
+ * only): for writes a crash may forget because what follows from them is repeated anyway (a
+ * result: its attempt is sent again; an outbox row's delete: its message is published again).
+ * The commit comes sooner, and the row locks taken are let go sooner; a crash of PostgreSQL
+ * (not a clean stop) can forget the last few hundred milliseconds of such commits (3 ×
+ * wal_writer_delay). In a statement run on its own it sets its implicit transaction's commit.
+ * A scalar subquery, run once (an InitPlan); not EXISTS, whose select list is never evaluated.
  */
 export const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL";
 
