@@ -28,7 +28,8 @@ import { parseOptions, USAGE } from "./options.ts";
 import { type Profile, type ProfileName, prepareProfile } from "./profiles.ts";
 import { progress, say } from "./progress.ts";
 import type { Job, JobResult } from "./protocol.ts";
-import { formatTable, writeReports } from "./report.ts";
+import { formatTable } from "./report.ts";
+import { writeReports } from "./reportHtml.ts";
 import {
   type Against,
   type BenchResults,
