@@ -214,6 +214,10 @@ describe("npm start with several dispatchers and senders", () => {
         interval: 200,
       })
       .toEqual([]);
+    // The services can be gone a moment before npm itself has exited and been reaped.
+    await expect
+      .poll(() => npm.exitCode !== null || npm.signalCode !== null, { timeout: 10_000, interval: 100 })
+      .toBe(true);
     expect(npm.exitCode === 0 || npm.signalCode === "SIGINT", `npm: ${npm.exitCode} ${npm.signalCode}`).toBe(
       true,
     );
