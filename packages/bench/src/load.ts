@@ -22,11 +22,13 @@ import type {
   Phase,
   PostJob,
   RequestCounts,
+  SoakJob,
   ToLoad,
 } from "./protocol.ts";
 import { Hold, receive, receivers } from "./receivers.ts";
+import { SoakTracker } from "./soakTracker.ts";
 import { countInSecond } from "./stats.ts";
-import { DeliveryTracker } from "./tracker.ts";
+import { DeliveryTracker, type Tracking } from "./tracker.ts";
 
 /** Sockets to the gateway: the most POSTs in flight at once. */
 const SOCKETS = 64;
@@ -76,7 +78,7 @@ function start(id: number, job: Job) {
   let drainUntil: number | null = null;
   let posting = 0;
   const requests = new Requests(window, job.measureMs);
-  let tracker: DeliveryTracker | null = null;
+  let tracker: Tracking | null = null;
   const report = () => {
     const t = clock();
     const [phase, until]: [Phase, number] =
@@ -92,6 +94,7 @@ function start(id: number, job: Job) {
       secondsLeft: Math.max(0, Math.ceil((until - t) / 1000)),
       atMs: Math.round(t),
       ...(tracker ? { totals: { accepted: requests.counts.total, arrived: tracker.arrivals() } } : {}),
+      ...(tracker?.take ? { samples: tracker.take() } : {}),
     });
   };
   report();
@@ -107,7 +110,7 @@ function start(id: number, job: Job) {
     requests,
     posting: () => posting,
     /** The job's tracker, whose totals then go with each progress report. */
-    track(t: DeliveryTracker): void {
+    track(t: Tracking): void {
       tracker = t;
     },
     /** A POST that the end of the job aborts if it is still out. */
@@ -159,7 +162,7 @@ let seq = 0;
 async function sendEvent(
   run: Run,
   app: string,
-  tracker: DeliveryTracker | null,
+  tracker: Tracking | null,
   requests = run.requests,
 ): Promise<string | null> {
   const { url, headers } = eventsUrl();
@@ -214,16 +217,16 @@ async function post(run: Run, job: PostJob): Promise<JobResult> {
 }
 
 /**
- * Counts the deliveries of `app`'s events while `sending` runs, then drains: waits until every
- * accepted event reached every endpoint (and `alsoDrained()`), for at most `drainMs`.
+ * Counts the deliveries of `app`'s events with `tracker` while `sending` runs, then drains: waits
+ * until every accepted event reached every endpoint (and `alsoDrained()`), for at most `drainMs`.
  */
-async function withDeliveries(
+async function withDeliveries<T extends Tracking>(
   run: Run,
-  job: ClosedLoopJob | OpenLoopJob | NeighbourJob,
-  sending: (tracker: DeliveryTracker) => Promise<void>,
+  job: ClosedLoopJob | OpenLoopJob | NeighbourJob | SoakJob,
+  tracker: T,
+  sending: (tracker: T) => Promise<void>,
   alsoDrained: () => boolean = () => true,
 ): Promise<JobResult> {
-  const tracker = new DeliveryTracker(job.paths.length, run.window);
   run.track(tracker);
   const stop = receive({ pathPrefix: `/${job.app}/`, tracker, clock: run.clock });
   try {
@@ -239,7 +242,7 @@ async function withDeliveries(
 }
 
 function closedLoop(run: Run, job: ClosedLoopJob): Promise<JobResult> {
-  return withDeliveries(run, job, (tracker) =>
+  return withDeliveries(run, job, new DeliveryTracker(job.paths.length, run.window), (tracker) =>
     loop(run, job.inFlight, async () => {
       const id = await sendEvent(run, job.app, tracker);
       if (id === null) return false;
@@ -288,9 +291,16 @@ function paced(run: Run, rate: number, send: () => Promise<unknown>, count = Num
   });
 }
 
-/** Sends at `rate` whatever the answers; due events never sent are `notSent`. POSTs out then are the drain's. */
-function openLoop(run: Run, job: OpenLoopJob): Promise<JobResult> {
-  return withDeliveries(run, job, async (tracker) => {
+/**
+ * Sends at `rate` whatever the answers; due events never sent are `notSent`. POSTs out then are
+ * the drain's. A soak's tracker forgets what is done and hands each second's events to main.
+ */
+function openLoop(run: Run, job: OpenLoopJob | SoakJob): Promise<JobResult> {
+  const tracker =
+    job.kind === "soak"
+      ? new SoakTracker(job.paths.length, run.window)
+      : new DeliveryTracker(job.paths.length, run.window);
+  return withDeliveries(run, job, tracker, async (tracker) => {
     run.requests.counts.notSent = await paced(run, job.rate, () => sendEvent(run, job.app, tracker));
   });
 }
@@ -317,6 +327,7 @@ async function neighbour(run: Run, job: NeighbourJob): Promise<JobResult> {
     const healthy = await withDeliveries(
       run,
       job,
+      new DeliveryTracker(job.paths.length, run.window),
       async (tracker) => {
         const [notSent] = await Promise.all([
           paced(run, job.rate, () => sendEvent(run, job.app, tracker)),
@@ -357,6 +368,7 @@ async function runJob(id: number, job: Job): Promise<JobResult> {
       case "closed-loop":
         return await closedLoop(run, job);
       case "open-loop":
+      case "soak":
         return await openLoop(run, job);
       case "neighbour":
         return await neighbour(run, job);

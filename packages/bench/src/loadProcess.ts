@@ -1,13 +1,13 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
-import type { FromLoad, Gateway, Job, JobResult, Phase, Totals } from "./protocol.ts";
+import type { FromLoad, Gateway, Job, JobResult, Phase, SoakSamples, Totals } from "./protocol.ts";
 
 export type OnProgress = (phase: Phase, secondsLeft: number) => void;
 
-/** What else main may follow of a job: its window's edges, and each second's totals. */
+/** What else main may follow of a job: its window's edges, and each second's totals (and a soak's samples). */
 export type JobHooks = {
   onWindow?: (edge: "start" | "end") => void;
-  onTick?: (tick: { atMs: number; phase: Phase; totals: Totals }) => void;
+  onTick?: (tick: { atMs: number; phase: Phase; totals: Totals; samples?: SoakSamples }) => void;
 };
 
 /** Main's handle on the forked load generator (load.ts). */
@@ -40,7 +40,12 @@ export async function forkLoadGenerator(): Promise<LoadGenerator> {
       if (message.type === "progress") {
         job.onProgress(message.phase, message.secondsLeft);
         if (message.totals)
-          job.hooks.onTick?.({ atMs: message.atMs, phase: message.phase, totals: message.totals });
+          job.hooks.onTick?.({
+            atMs: message.atMs,
+            phase: message.phase,
+            totals: message.totals,
+            ...(message.samples ? { samples: message.samples } : {}),
+          });
       } else if (message.type === "window") job.hooks.onWindow?.(message.edge);
       else {
         waiting.delete(message.id);

@@ -4,7 +4,8 @@
  * runs each scenario (end-to-end deliveries with 1 and 10 endpoints, latency at fixed rates,
  * latency beside a hanging endpoint, sustained load, ingest); with --url/--key it loads the
  * system given instead. With --against <ref> each profile runs on the ref's build and on this
- * one alternately (compare.ts), and the figures are compared. Prints the table and writes
+ * one alternately (compare.ts), and the figures are compared. With --soak <minutes> it runs only
+ * the soak (soak.ts), lean unless --profile says otherwise. Prints the table and writes
  * bench-results/<timestamp>.json, latest.json and report.html. Missing a target does not fail.
  */
 import { rm } from "node:fs/promises";
@@ -54,6 +55,8 @@ import {
   sustainedJob,
   systemWarmUpJob,
 } from "./scenarios.ts";
+import { runSoak } from "./soak.ts";
+import type { SoakFigures } from "./soakFigures.ts";
 import { backlogSampler, backlogVerdict } from "./sustained.ts";
 import { benchDatabaseUrl, freshDatabase, runningSystem, type System, startSystem } from "./system.ts";
 import { checkAgainst, checkTargets } from "./targets.ts";
@@ -79,8 +82,9 @@ const ROUNDS = 2;
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const names = options.target ? ["given" as const] : options.profiles;
+  const kind = options.soak ? `soak of ${options.soak} minute(s)` : options.quick ? "quick run" : "full run";
   say(
-    `${options.quick ? "quick" : "full"} run (${names.join(" and ")}${options.against ? `, against ${options.against}` : ""}); results go to ${relative(process.cwd(), resultsDir) || "."}/`,
+    `${kind} (${options.quick && options.soak ? "quick warm-up, " : ""}${names.join(" and ")}${options.against ? `, against ${options.against}` : ""}); results go to ${relative(process.cwd(), resultsDir) || "."}/`,
   );
   const change = thisBuild(root);
   // Before anything starts: the base's worktree and install take a while the first time.
@@ -98,8 +102,25 @@ async function main(): Promise<void> {
   };
   await rm(join(resultsDir, "logs"), { recursive: true, force: true });
   const profiles: ProfileResults[] = [];
+  const soaks: SoakFigures[] = [];
   let against: Against | null = null;
-  if (options.target) profiles.push(await runProfile(load, ceilings, null, null));
+  if (options.soak) {
+    for (const name of options.profiles) {
+      const profile = await prepare(name, change);
+      const label = `${profile.name}: `;
+      soaks.push(
+        await runSoak({
+          load,
+          system: await launch(profile, change, null, label),
+          profile,
+          minutes: options.soak,
+          durations,
+          databaseUrl,
+          label,
+        }),
+      );
+    }
+  } else if (options.target) profiles.push(await runProfile(load, ceilings, null, null));
   else if (!base) {
     for (const name of options.profiles)
       profiles.push(await runProfile(load, ceilings, await prepare(name, change), null, change));
@@ -146,6 +167,7 @@ async function main(): Promise<void> {
     bounds: bounds(ceilings),
     profiles,
     against,
+    soak: options.soak ? soaks : null,
   };
   const files = await writeReports(results, resultsDir);
   console.log(`\n${formatTable(results)}\n`);
@@ -166,6 +188,26 @@ async function prepare(name: Exclude<ProfileName, "given">, build: Build): Promi
   });
 }
 
+/** A system of `build` started as `profile` says, on a fresh database. */
+async function launch(profile: Profile, build: Build, run: RunOf | null, label: string): Promise<System> {
+  await freshDatabase(databaseUrl, build);
+  say(
+    `${label}starting the api-gateway, ${options.dispatchers} dispatcher(s) and ${options.senders} sender(s)…`,
+  );
+  return startSystem({
+    launch: profile.launch,
+    build,
+    databaseUrl,
+    amqpUrl,
+    dispatchers: options.dispatchers,
+    senders: options.senders,
+    logLevel: profile.logLevel,
+    env: { ...profile.env, ...options.env },
+    logDir: join(resultsDir, "logs", run ? `${profile.name}-${run.build}-${run.round}` : profile.name),
+    cpuProfDir: options.cpuProf ? join(resultsDir, "profiles", profile.name) : null,
+  });
+}
+
 /**
  * Every scenario on a system of `build` started as `profile` says (or the one given by --url
  * when null); `run` names the build and round with --against.
@@ -182,24 +224,7 @@ async function runProfile(
   if (options.target) {
     say(`using the system at ${options.target.url}`);
     system = runningSystem(options.target.url, options.target.key);
-  } else {
-    await freshDatabase(databaseUrl, build!);
-    say(
-      `${label}starting the api-gateway, ${options.dispatchers} dispatcher(s) and ${options.senders} sender(s)…`,
-    );
-    system = await startSystem({
-      launch: profile!.launch,
-      build: build!,
-      databaseUrl,
-      amqpUrl,
-      dispatchers: options.dispatchers,
-      senders: options.senders,
-      logLevel: profile!.logLevel,
-      env: { ...profile!.env, ...options.env },
-      logDir: join(resultsDir, "logs", run ? `${profile!.name}-${run.build}-${run.round}` : profile!.name),
-      cpuProfDir: options.cpuProf ? join(resultsDir, "profiles", profile!.name) : null,
-    });
-  }
+  } else system = await launch(profile!, build!, run, label);
   load.init(system.gateway);
   const apps = await createApps(system.gateway, load.receiverPort, (line) => say(`${label}${line}`));
   // A system the benchmark did not start keeps running: its apps go once the run ends.

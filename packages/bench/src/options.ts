@@ -16,7 +16,12 @@ export type Options = {
   /** Extra variables for every service (`--env KEY=VALUE`, repeatable). */
   env: Record<string, string>;
   cpuProf: boolean;
+  /** `--soak <minutes>`: only the soak (soak.ts), for that many minutes; null otherwise. */
+  soak: number | null;
 };
+
+/** The longest soak: a day. */
+export const MAX_SOAK_MINUTES = 1440;
 
 export const USAGE = `npm run bench -- [options]
 
@@ -33,7 +38,12 @@ export const USAGE = `npm run bench -- [options]
   --senders <n>         sender processes to start (1 to 32, default 1)
   --log-level <level>   LOG_LEVEL of the lean profile's services (default warn)
   --env KEY=VALUE       an extra variable for every service (repeatable)
-  --cpu-prof            profile each service (node --cpu-prof) into bench-results/profiles/`;
+  --cpu-prof            profile each service (node --cpu-prof) into bench-results/profiles/
+  --soak <minutes>      only a soak (1 to 1440 minutes): the sustained scenario's load (80 % of
+                        the closed loop's with 1 endpoint, measured first) for that long; prints
+                        each minute's accepted, delivered, p50 and p99, backlog and each process's
+                        resident memory (Herald's, PostgreSQL's, RabbitMQ's), then first minute
+                        against last; lean unless --profile says otherwise`;
 
 /** The command line, or an error message saying what is wrong with it. */
 export function parseOptions(argv: string[]): Options | { error: string } {
@@ -48,6 +58,19 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   if (values.against !== undefined && values.url)
     return { error: "--against starts both builds itself: it does not go with --url" };
   if (values.against !== undefined && !values.against.trim()) return { error: "--against takes a git ref" };
+  let soak: number | null = null;
+  if (values.soak !== undefined) {
+    const minutes = /^\d+$/.test(values.soak.trim()) ? Number(values.soak.trim()) : Number.NaN;
+    if (!(minutes >= 1 && minutes <= MAX_SOAK_MINUTES))
+      return {
+        error: `--soak takes a whole number of minutes from 1 to ${MAX_SOAK_MINUTES}, got "${values.soak}"`,
+      };
+    if (values.url)
+      return { error: "--soak starts the system itself, to read its memory: it does not go with --url" };
+    if (values.against !== undefined)
+      return { error: "--soak runs this checkout only: it does not go with --against" };
+    soak = minutes;
+  }
   const count = (flag: string, raw: string | undefined): number | string => {
     const v = Number(raw ?? "1");
     return Number.isInteger(v) && v >= 1 && v <= 32 ? v : `--${flag} takes a whole number from 1 to 32`;
@@ -56,7 +79,8 @@ export function parseOptions(argv: string[]): Options | { error: string } {
   const senders = count("senders", values.senders);
   if (typeof dispatchers === "string") return { error: dispatchers };
   if (typeof senders === "string") return { error: senders };
-  const profiles = [...new Set(values.profile ?? PROFILE_NAMES)];
+  // A soak is long: one profile unless told otherwise.
+  const profiles = [...new Set(values.profile ?? (soak ? ["lean"] : PROFILE_NAMES))];
   const unknown = profiles.find((p) => !(PROFILE_NAMES as readonly string[]).includes(p));
   if (unknown) return { error: `--profile takes ${PROFILE_NAMES.join(" or ")}, got "${unknown}"` };
   const env: Record<string, string> = {};
@@ -75,6 +99,7 @@ export function parseOptions(argv: string[]): Options | { error: string } {
     logLevel: values["log-level"] ?? "warn",
     env,
     cpuProf: values["cpu-prof"] ?? false,
+    soak,
   };
 }
 
@@ -93,6 +118,7 @@ function parse(argv: string[]) {
       "log-level": { type: "string" },
       env: { type: "string", multiple: true },
       "cpu-prof": { type: "boolean" },
+      soak: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

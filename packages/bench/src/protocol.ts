@@ -46,7 +46,14 @@ export type NeighbourJob = {
 } & Timing &
   Drain;
 
-export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob | NeighbourJob;
+/**
+ * Soak: an open loop as above, for minutes on end. Its tracker forgets each event once all its
+ * deliveries arrived, and each progress report carries what happened since the last one
+ * (`SoakSamples`), from which main makes its per-minute figures (soak.ts).
+ */
+export type SoakJob = Omit<OpenLoopJob, "kind"> & { kind: "soak" };
+
+export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob | NeighbourJob | SoakJob;
 
 export type Timing = { warmMs: number; measureMs: number };
 export type Drain = { drainMs: number };
@@ -73,6 +80,8 @@ export type DeliveryCounts = {
   expected: number;
   arrived: number;
   duplicates: number;
+  /** A soak's arrivals whose event got no 201 in time (soakTracker.ts). */
+  unmatched?: number;
   lost: number;
   drainSeconds: number;
   /** Distinct arrivals per second since the job started. */
@@ -101,6 +110,14 @@ export type ToLoad = { type: "init"; gateway: Gateway } | { type: "run"; id: num
 /** What a delivery job has counted so far: events accepted (201s) and distinct deliveries arrived. */
 export type Totals = { accepted: number; arrived: number };
 
+/**
+ * A soak's events since its last progress report, each stamped in ms since the job started:
+ * when each event got its `201`, and when each delivery of an accepted event arrived, with its
+ * latency from that `201` (`arrived[i]` goes with `latenciesMs[i]`). A delivery that arrived
+ * before its own `201` was read is stamped when the `201` was, with latency 0.
+ */
+export type SoakSamples = { accepted: number[]; arrived: number[]; latenciesMs: number[] };
+
 export type FromLoad =
   | { type: "ready"; receiverPort: number }
   | {
@@ -112,6 +129,8 @@ export type FromLoad =
       atMs: number;
       /** For jobs that count deliveries. */
       totals?: Totals;
+      /** For a soak. */
+      samples?: SoakSamples;
     }
   /** Sent as the measurement window starts and as it ends, so main can read the processes' CPU then. */
   | { type: "window"; id: number; edge: "start" | "end" }

@@ -1,5 +1,5 @@
 import { createServer, type ServerResponse } from "node:http";
-import type { DeliveryTracker } from "./tracker.ts";
+import type { Tracking } from "./tracker.ts";
 
 /**
  * The load generator's local receivers: one HTTP server standing in for every endpoint the
@@ -10,7 +10,7 @@ import type { DeliveryTracker } from "./tracker.ts";
 /** What a job counts at the receivers: arrivals under `pathPrefix`, and whether those hang. */
 export type Receiving = {
   pathPrefix: string;
-  tracker: DeliveryTracker;
+  tracker: Tracking;
   clock: () => number;
   hold?: Hold;
 };

@@ -3,6 +3,7 @@ import type { CpuFigures } from "./cpu.ts";
 import { dbWaitLines } from "./dbWaits.ts";
 import { hopLines } from "./hops.ts";
 import type { Against, BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
+import { soakLines } from "./soakFigures.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
 
 /** The figures as a table for the terminal (reportHtml.ts writes them as JSON and an HTML page). */
@@ -45,6 +46,10 @@ export function formatTable(r: BenchResults): string {
       ["Postgres 1-row insert transactions, 16 clients", `${n(c.postgresInsertsPerSecond)}/s`],
     ]),
   );
+  if (r.soak) {
+    for (const s of r.soak) lines.push(...soakLines(s));
+    return lines.join("\n");
+  }
   lines.push(
     "\nThe design's bound here: its HTTP exchanges and broker messages alone, at these ceilings (bound.ts)",
   );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { escapeXml, histogramChart, lineChart } from "./charts.ts";
 import { formatTable, ms, n, profileLines, runLabel } from "./report.ts";
 import type { BenchResults, ProfileResults } from "./results.ts";
+import type { SoakFigures } from "./soakFigures.ts";
 import { type BacklogSample, perSecondRatio } from "./sustained.ts";
 
 /** The figures as JSON and as an HTML page with charts (report.ts makes the terminal's table). */
@@ -132,6 +133,41 @@ function profileCharts(r: ProfileResults): string[] {
   return charts;
 }
 
+/** A soak's minutes: latency, each process's resident memory, the backlog, each at the minute's end. */
+function soakCharts(s: SoakFigures): string[] {
+  const names = Object.keys(s.rows[0]?.rssMb ?? {});
+  const perMinute = (title: string, yLabel: string, series: { name: string; values: number[] }[]) =>
+    lineChart({ title: `soak, ${s.profile}: ${title}`, yLabel, series, xLabel: "minutes of the soak" });
+  const rss = (picked: string[]) =>
+    picked.map((name) => ({ name, values: s.rows.map((m) => m.rssMb[name] ?? 0) }));
+  const backing = ["postgres", "rabbitmq"];
+  return [
+    perMinute(`201 → arrival of each minute's deliveries at ${n(s.rate)} events/s`, "ms", [
+      { name: "p50", values: s.rows.map((m) => m.p50Ms ?? 0) },
+      { name: "p99", values: s.rows.map((m) => m.p99Ms ?? 0) },
+    ]),
+    perMinute(
+      "resident memory (VmRSS) of each Herald process at each minute's end",
+      "MB",
+      rss(names.filter((x) => !backing.includes(x))),
+    ),
+    perMinute(
+      "resident memory of PostgreSQL's and RabbitMQ's processes, shared memory counted once, at each minute's end",
+      "MB",
+      rss(names.filter((x) => backing.includes(x))),
+    ),
+    perMinute("events accepted and deliveries arrived each minute", "per minute", [
+      { name: "events accepted", values: s.rows.map((m) => m.accepted) },
+      { name: "deliveries arrived", values: s.rows.map((m) => m.delivered) },
+    ]),
+    perMinute(
+      `backlog (queued messages + open deliveries) at each minute's end (${s.verdict.backlog.bounded === false ? "growing" : "bounded"})`,
+      "waiting",
+      [{ name: "backlog", values: s.rows.map((m) => m.backlog ?? 0) }],
+    ),
+  ];
+}
+
 function html(r: BenchResults): string {
   const table = escapeXml(formatTable(r));
   // With --against, the table compares; each run's own figures follow, each with its charts.
@@ -140,7 +176,7 @@ function html(r: BenchResults): string {
         (p) =>
           `<h2>${escapeXml(`${p.profile}${runLabel(p)}`)}</h2>\n<pre>${escapeXml(profileLines(p).join("\n"))}</pre>\n${profileCharts(p).join("\n")}`,
       )
-    : [r.profiles.flatMap(profileCharts).join("\n")];
+    : [[...r.profiles.flatMap(profileCharts), ...(r.soak ?? []).flatMap(soakCharts)].join("\n")];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Herald benchmark ${escapeXml(r.startedAt)}</title>
 <style>

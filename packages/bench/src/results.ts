@@ -10,6 +10,7 @@ import type { MemoryReport } from "./memory.ts";
 import type { ProfileName } from "./profiles.ts";
 import type { ClosedLoopJob, IngestJob, JobResult, NeighbourJob, OpenLoopJob } from "./protocol.ts";
 import type { ServiceOutput } from "./services.ts";
+import type { SoakFigures } from "./soakFigures.ts";
 import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
 import type { BacklogSample, BacklogVerdict } from "./sustained.ts";
 import type { TargetCheck } from "./targets.ts";
@@ -38,6 +39,8 @@ export type BenchResults = {
   profiles: ProfileResults[];
   /** With --against: the two builds, and per profile each figure of each round with change ÷ base. */
   against: Against | null;
+  /** With --soak: each profile's soak, and no other scenario (`profiles` is empty). */
+  soak: SoakFigures[] | null;
 };
 
 /** Which build a pass of the scenarios ran, and in which round (--against). */

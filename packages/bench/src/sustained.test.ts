@@ -100,3 +100,14 @@ describe("backlogSampler", () => {
     expect(reads).toHaveLength(1);
   });
 });
+
+describe("backlogVerdict over a longer tail", () => {
+  it("takes the trend over the window's second half when asked for more than 20 s", () => {
+    // Grows by 1 a second for 140 s, then holds: the last 20 s say bounded, the last half growing.
+    const samples = Array.from({ length: 161 }, (_, t) => sample(t, Math.min(t, 140)));
+    const window = { from: 0, to: 160 };
+    expect(backlogVerdict(samples, window, 20).bounded).toBe(true);
+    const long = backlogVerdict(samples, window, 20, Number.POSITIVE_INFINITY);
+    expect(long).toMatchObject({ tailSeconds: 80, tailSamples: 81, limitPerSecond: 0.4, bounded: false });
+  });
+});

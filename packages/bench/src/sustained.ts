@@ -63,15 +63,17 @@ export function slope(points: readonly { x: number; y: number }[]): number {
 
 /**
  * The verdict on `samples` over the window [from, to] (seconds since the job started; the
- * samples at both ends included, a tick's lateness of up to half a second allowed).
+ * samples at both ends included, a tick's lateness of up to half a second allowed). The trend
+ * is taken over the last `longestTail` seconds (a soak passes a longer one), at most the window's half.
  */
 export function backlogVerdict(
   samples: readonly BacklogSample[],
   window: { from: number; to: number },
   offeredRate: number,
+  longestTail = TAIL_SECONDS,
 ): BacklogVerdict {
   const inWindow = samples.filter((s) => s.atSeconds >= window.from - 0.5 && s.atSeconds <= window.to + 0.5);
-  const tailSeconds = Math.min(TAIL_SECONDS, (window.to - window.from) / 2);
+  const tailSeconds = Math.min(longestTail, (window.to - window.from) / 2);
   const tail = inWindow.filter((s) => s.atSeconds >= window.to - tailSeconds - 0.5);
   const values = inWindow.map((s) => s.backlog);
   const perSecond = slope(tail.map((s) => ({ x: s.atSeconds, y: s.backlog })));

@@ -1,5 +1,18 @@
-import type { DeliveryCounts } from "./protocol.ts";
+import type { DeliveryCounts, SoakSamples } from "./protocol.ts";
 import { countInSecond } from "./stats.ts";
+
+/** What a delivery job's senders and receivers tell, and what the job reads back (this one, soakTracker.ts). */
+export interface Tracking {
+  accept(id: string, at: number): void;
+  arrive(id: string, path: string, at: number): void;
+  /** Distinct deliveries arrived so far. */
+  arrivals(): number;
+  /** Whether every delivery of every accepted event has arrived. */
+  drained(): boolean;
+  counts(drainSeconds: number): DeliveryCounts;
+  /** A soak's: what happened since the last call, for each progress report. */
+  take?(): SoakSamples;
+}
 
 type EventState = {
   /** When its `201` came back (ms, the job's clock); null while the POST is still out. */
@@ -15,7 +28,7 @@ type EventState = {
  * the same pair is a duplicate (at-least-once) and counts once. An arrival can beat its own
  * `201` back to this process, so either may come first. Times are ms since the job started.
  */
-export class DeliveryTracker {
+export class DeliveryTracker implements Tracking {
   private readonly events = new Map<string, EventState>();
   private readonly seen = new Set<string>();
   private readonly perSecond: number[] = [];
