@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Writable } from "node:stream";
 import type { MessageName, MessageTypes } from "@herald/contracts";
-import { type Context, inSpan, type Logger, SpanKind, traceHeaders } from "@herald/runtime";
+import { type Context, inSpan, type Logger, OutageLog, SpanKind, traceHeaders } from "@herald/runtime";
 import type { Attributes, Link } from "@opentelemetry/api";
 import amqp, {
   type Channel,
@@ -61,6 +61,11 @@ export type BrokerOptions = {
    * the broker's own; every other error counts towards dead-lettering the message.
    */
   isTransient?: (err: unknown) => boolean;
+  /**
+   * Where a handler's failure that a dependency's absence explains (the database down) is
+   * logged, as one outage, instead of a line per retry.
+   */
+  outage?: { is: (err: unknown) => boolean; failed: (err: unknown) => void };
 };
 
 type EachHandlers = Extract<ConsumerOptions["handle"], { kind: "each" }>["handlers"];
@@ -80,10 +85,27 @@ export class Broker {
   private readonly waiters = new Set<() => void>();
   private readonly consumers: Consumer[] = [];
   private readonly deadListeners: ((queue: string, reason: DeadReason) => void)[] = [];
+  /** The broker's own outages: a connection lost or refused, until one is made again. */
+  private readonly outage: OutageLog;
+  private everConnected = false;
 
   constructor(private readonly options: BrokerOptions) {
     this.topology = topologyNames(options.prefix);
+    this.outage = new OutageLog(options.logger, "broker");
   }
+
+  /**
+   * A handler's failure that an outage explains: the broker's own while it is not connected
+   * (a publish found no connection), or the dependency's given in `outage`.
+   */
+  private readonly handlerOutage = {
+    is: (err: unknown) =>
+      (!this.connected && isTransientBrokerError(err)) || (this.options.outage?.is(err) ?? false),
+    failed: (err: unknown) => {
+      if (this.options.outage?.is(err)) this.options.outage.failed(err);
+      else this.outage.failed(err);
+    },
+  };
 
   /** Whether a handler's error is worth retrying in place: the broker's own, or the `isTransient` given. */
   isTransient(err: unknown): boolean {
@@ -121,10 +143,7 @@ export class Broker {
           await this.connect();
           this.backoffMs = 100;
         } catch (err) {
-          this.options.logger.warn(
-            { err: (err as Error).message, retryInMs: this.backoffMs },
-            "broker connection failed",
-          );
+          this.outage.failed(err);
           await new Promise((r) => setTimeout(r, this.backoffMs));
           this.backoffMs = Math.min(this.backoffMs * 2, 5000);
         }
@@ -151,7 +170,7 @@ export class Broker {
         this.model = null;
         this.channel = null;
         if (!this.closing) {
-          this.options.logger.warn({ err: err?.message }, "broker connection lost; reconnecting");
+          this.outage.failed(err ?? new Error("connection closed"));
           this.connectLoop();
         }
       };
@@ -167,7 +186,9 @@ export class Broker {
       await model.close().catch(() => {});
       throw err;
     }
-    this.options.logger.info({ prefix: this.options.prefix }, "broker connected");
+    if (!this.everConnected) this.options.logger.info({ prefix: this.options.prefix }, "broker connected");
+    this.everConnected = true;
+    this.outage.ok();
     for (const wake of [...this.waiters]) wake();
     this.options.onConnected?.();
   }
@@ -288,6 +309,7 @@ export class Broker {
   ): Promise<Consumer> {
     const { logger } = this.options;
     const consumer = new Consumer({
+      outage: this.handlerOutage,
       queue: this.topology.queues[role],
       prefetch,
       logger,

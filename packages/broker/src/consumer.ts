@@ -11,6 +11,7 @@ import {
   tracer,
 } from "@herald/runtime";
 import type { Channel, ChannelModel, ConsumeMessage } from "amqplib";
+import type { BrokerOptions } from "./broker.ts";
 import { defaultBackoffMs, type SettlePolicy, settle } from "./settle.ts";
 import type { MessagesOf, QueueRole } from "./topology.ts";
 
@@ -62,6 +63,8 @@ export type ConsumerOptions = {
   policy: SettlePolicy;
   deadLetter: DeadLetterSink;
   onDeadLettered: (queue: string, reason: DeadReason) => void;
+  /** Failures a dependency's outage explains, logged there once instead of per retry. */
+  outage?: BrokerOptions["outage"];
   /** A handler per message name, or one batch handler for the queue's messages. */
   handle:
     | { kind: "each"; handlers: Partial<Record<MessageName, (m: Received<MessageName>) => Promise<void>>> }
@@ -268,11 +271,14 @@ export class Consumer {
         stopping: () => this.stopped,
         // A wait between tries ends early when the consumer stops.
         wait: (ms) => sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => {}),
-        onRetry: ({ items, error, transient, waitMs }) =>
+        onRetry: ({ items, error, transient, waitMs }) => {
+          const { outage } = this.options;
+          if (transient && outage?.is(error)) return outage.failed(error);
           logger.warn(
             { queue, messages: items, err: error.message, transient, retryInMs: waitMs },
             transient ? "handler failed; retrying" : "handler refused a message; retrying it alone",
-          ),
+          );
+        },
       },
       policy,
     );

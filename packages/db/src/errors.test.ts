@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isTransientDbError } from "./errors.ts";
+import { isDatabaseUnavailable, isTransientDbError } from "./errors.ts";
 
 const pgError = (code: string) => Object.assign(new Error(`pg ${code}`), { code });
 
@@ -41,5 +41,37 @@ describe("database errors worth retrying", () => {
     expect(isTransientDbError(new Error("timeout exceeded when trying to connect"))).toBe(true);
     expect(isTransientDbError(new TypeError("Cannot read properties of undefined"))).toBe(false);
     expect(isTransientDbError(null)).toBe(false);
+  });
+});
+
+describe("the database away, as opposed to a statement refused", () => {
+  it("is a lost or refused connection, a shutdown, or too many connections", () => {
+    for (const code of ["57P01", "57P03", "08006", "53300"])
+      expect(isDatabaseUnavailable(pgError(code)), code).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error("connect"), { code: "ECONNREFUSED" }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("Connection terminated unexpectedly"))).toBe(true);
+  });
+
+  it("is not a conflict between writers or a bug, though some of those are worth retrying", () => {
+    for (const code of ["40P01", "40001", "55P03", "23503", "42601", "P0001"])
+      expect(isDatabaseUnavailable(pgError(code)), code).toBe(false);
+    expect(isDatabaseUnavailable(new TypeError("x is undefined"))).toBe(false);
+    expect(isDatabaseUnavailable(undefined)).toBe(false);
+  });
+
+  it("looks through what Prisma and others wrap: the adapter's error, its kind, a cause", () => {
+    const prisma = (code: string, kind?: string) =>
+      Object.assign(new Error("Invalid `prisma.app.findMany()` invocation"), {
+        code,
+        meta: kind ? { driverAdapterError: Object.assign(new Error(kind), { cause: { kind } }) } : {},
+      });
+    expect(isDatabaseUnavailable(prisma("P1001"))).toBe(true);
+    expect(isDatabaseUnavailable(prisma("P2010", "ConnectionClosed"))).toBe(true);
+    expect(isDatabaseUnavailable(prisma("P2002", "UniqueConstraintViolation"))).toBe(false);
+    const wrapped = new Error("outer", { cause: pgError("57P01") });
+    expect(isDatabaseUnavailable(wrapped)).toBe(true);
+    const loop: { cause?: unknown } = new Error("self");
+    loop.cause = loop;
+    expect(isDatabaseUnavailable(loop)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { isStalePreparedStatement } from "./errors.ts";
+import { isDatabaseUnavailable, isStalePreparedStatement } from "./errors.ts";
 
 /**
  * The one pool of database connections a process has, DATABASE_POOL_SIZE of them: the plain
@@ -22,10 +22,35 @@ export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
  */
 export const POOL_IDLE_MS = 10 * 60_000;
 
-export function createPool(databaseUrl: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: POOL_IDLE_MS });
+/**
+ * How long a new connection may take to open before the statement waiting for it fails as the
+ * database being unavailable: pg's default waits for ever, and an address that drops packets
+ * (a network cut, a node gone) would hold every request and handler that needs one.
+ */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Where a pool reports that the database answers again (OutageLog). */
+export type PoolOutage = { ok(): void };
+
+export function createPool(databaseUrl: string, max = 10, outage?: PoolOutage): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    idleTimeoutMillis: POOL_IDLE_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A peer that vanished without closing (a cut link) is found by TCP keepalive, not never.
+    keepAlive: true,
+  });
   // An idle client that loses its connection emits here; the pool replaces it.
   pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    // A client in use (a transaction between two statements, a Prisma transaction) that loses
+    // its connection emits `error` too, where the pool no longer listens: with no listener,
+    // Node would end the process. Its next statement fails instead, and the pool drops it.
+    client.on("error", () => {});
+    // A connection opened: the database answers, and an outage, if one was logged, is over.
+    outage?.ok();
+  });
   return pool;
 }
 
@@ -63,8 +88,9 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
-    // Its prepared statements no longer fit the database: the pool opens a fresh connection.
-    if (isStalePreparedStatement(err)) drop = err as Error;
+    // Its prepared statements no longer fit the database, or its connection is lost: the pool
+    // opens a fresh connection.
+    if (isStalePreparedStatement(err) || isDatabaseUnavailable(err)) drop = err as Error;
     throw err;
   } finally {
     client.release(drop);

@@ -11,6 +11,7 @@ export {
 export { closeServer, type ReadinessCheck, startHealthServer } from "./health.ts";
 export { createLogger, type Logger, redactPaths } from "./logger.ts";
 export { Counter, createRegistry, Gauge, Histogram, type Registry } from "./metrics.ts";
+export { OutageLog } from "./outage.ts";
 export { runService, type ServiceParts } from "./service.ts";
 export { type Closer, onShutdown, onStartFailure, type Shutdown } from "./shutdown.ts";
 export {

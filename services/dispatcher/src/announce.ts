@@ -13,9 +13,8 @@ export async function announce(deps: DispatcherDeps, staged: StagedMessage[]): P
     await Promise.all(staged.map((m) => deps.broker.publish(m.name, m.payload, { messageId: m.messageId })));
     await deps.db.query("DELETE FROM outbox WHERE id = ANY($1::bigint[])", [staged.map((m) => m.id)]);
   } catch (err) {
-    deps.logger.warn(
-      { err: (err as Error).message, events: staged.length },
-      "operational events not published now: the outbox relay publishes them",
-    );
+    deps.dbOutage.passFailed(err, "operational events not published now: the outbox relay publishes them", {
+      events: staged.length,
+    });
   }
 }

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
 import { isTransientDbError } from "@herald/db/errors";
+import { DatabaseOutage } from "@herald/db/outage";
 import { createPool } from "@herald/db/pool";
 import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
 import { ByteBudget } from "./byteBudget.ts";
@@ -35,16 +36,19 @@ export type Dispatcher = {
  * eraseEvent, deleteApp and runReplay, the sweeper and the maintenance (retention).
  */
 export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
-  const db = createPool(config.databaseUrl, config.databasePoolSize);
+  const dbOutage = new DatabaseOutage(logger);
+  const db = createPool(config.databaseUrl, config.databasePoolSize, dbOutage);
   const broker = new Broker({
     url: config.amqpUrl,
     prefix: config.amqpPrefix,
     logger,
     delaysMs: delayTiers(config.retrySchedule),
     isTransient: isTransientDbError,
+    outage: dbOutage,
   });
   const deps: DispatcherDeps = {
     db,
+    dbOutage,
     broker,
     config,
     logger,

@@ -1,4 +1,5 @@
 import type { Broker } from "@herald/broker";
+import type { DatabaseOutage } from "@herald/db/outage";
 import type { Pool } from "@herald/db/pool";
 import type { Logger } from "@herald/runtime";
 import type { ByteBudget } from "./byteBudget.ts";
@@ -12,6 +13,8 @@ import type { DispatcherMetrics } from "./metrics.ts";
  */
 export type DispatcherDeps = {
   db: Pool;
+  /** The database's outages, logged once each (a loop's failed pass reports there: `passFailed`). */
+  dbOutage: DatabaseOutage;
   broker: Broker;
   config: DispatcherConfig;
   logger: Logger;

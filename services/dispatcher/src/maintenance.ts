@@ -139,7 +139,7 @@ export async function maintainOnce(
   Object.assign(pass, housekept);
   // Not in the way of the partitions' work: a failure here waits for the next pass.
   pass.listeners = await endListeners(deps).catch((err) => {
-    deps.logger.warn({ err: (err as Error).message }, "herald listen endpoints not ended this pass");
+    deps.dbOutage.passFailed(err, "herald listen endpoints not ended this pass");
     return 0;
   });
 
@@ -247,7 +247,7 @@ export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
         }
         if (pass.created) deps.logger.info({ partitions: pass.created }, "retention: partitions made ahead");
       } catch (err) {
-        deps.logger.warn({ err: (err as Error).message }, "maintenance pass failed; will retry");
+        deps.dbOutage.passFailed(err, "maintenance pass failed; will retry");
       }
     },
     0,

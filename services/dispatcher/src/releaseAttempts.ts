@@ -63,7 +63,7 @@ export function startReleasing(deps: DispatcherDeps): () => Promise<void> {
     try {
       while (!stopped && (await releaseAttempts(deps, { poll: POLL_BATCH })) === POLL_BATCH);
     } catch (err) {
-      deps.logger.warn({ err: (err as Error).message }, "release poll failed; will retry");
+      deps.dbOutage.passFailed(err, "release poll failed; will retry");
     }
   });
   return () => {

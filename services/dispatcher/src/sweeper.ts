@@ -53,9 +53,7 @@ export async function sweepOnce(deps: DispatcherDeps): Promise<number> {
 export function startSweeper(deps: DispatcherDeps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = sweepOnce(deps).catch((err) =>
-      deps.logger.warn({ err: (err as Error).message }, "sweep failed; will retry"),
-    );
+    running = sweepOnce(deps).catch((err) => deps.dbOutage.passFailed(err, "sweep failed; will retry"));
   }, deps.config.sweepIntervalMs);
   timer.unref();
   return async () => {

@@ -1,0 +1,51 @@
+import { Writable } from "node:stream";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { OutageLog } from "./outage.ts";
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  return { logger: pino(stream), lines };
+}
+
+describe("an outage's log", () => {
+  it("is one line when it starts and one when it ends, whatever the retries between", () => {
+    const { logger, lines } = capture();
+    let now = 1_000;
+    const outage = new OutageLog(logger, "database", () => now);
+    outage.ok();
+    expect(lines).toEqual([]);
+    for (let i = 0; i < 50; i++) outage.failed(new Error("connect ECONNREFUSED 127.0.0.1:5432"));
+    expect(outage.down).toBe(true);
+    now = 9_500;
+    outage.ok();
+    outage.ok();
+    expect(outage.down).toBe(false);
+    expect(lines.map((l) => [l.msg, l.err ?? null, l.downMs ?? null, l.failures ?? null])).toEqual([
+      ["database unavailable; retrying until it answers", "connect ECONNREFUSED 127.0.0.1:5432", null, null],
+      ["database available again", null, 8_500, 50],
+    ]);
+  });
+
+  it("counts each outage on its own", () => {
+    const { logger, lines } = capture();
+    const outage = new OutageLog(logger, "broker");
+    outage.failed("gone");
+    outage.ok();
+    outage.failed("gone again");
+    outage.failed("still");
+    outage.ok();
+    expect(lines.map((l) => [l.msg, l.failures ?? null])).toEqual([
+      ["broker unavailable; retrying until it answers", null],
+      ["broker available again", 1],
+      ["broker unavailable; retrying until it answers", null],
+      ["broker available again", 2],
+    ]);
+  });
+});
