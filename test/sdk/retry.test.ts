@@ -8,12 +8,14 @@ import {
 } from "../../packages/sdk/src/retry.ts";
 
 describe("the SDK's retry policy", () => {
-  it("retries 429 and 5xx, never another 4xx", () => {
+  it("retries 429, 5xx and a 409 with Retry-After (a key still in progress), never another 4xx", () => {
     for (const status of [429, 500, 502, 503, 504])
       expect(isRetryableStatus(status), String(status)).toBe(true);
     for (const status of [400, 401, 403, 404, 409, 413, 415, 422])
       expect(isRetryableStatus(status)).toBe(false);
-    expect(retryDelayForResponse(409, "1", 0)).toBeNull();
+    expect(retryDelayForResponse(409, null, 0)).toBeNull();
+    expect(retryDelayForResponse(409, "1", 0)).toBe(1000);
+    expect(retryDelayForResponse(400, "1", 0)).toBeNull();
   });
 
   it("backs off exponentially, between half and all of 500 ms × 2^n, up to 8 s", () => {

@@ -57,13 +57,15 @@ export type TestGateway = {
 export async function startGateway(
   env: Record<string, string> = {},
   removeDelays: number[] = [],
+  /** The address the gateway reaches its database at (through a test's proxy, say). */
+  databaseVia: (url: string) => string = (url) => url,
 ): Promise<TestGateway> {
   const db = await createTestDatabase();
   const queues = createQueuePrefix();
   const fullEnv: Record<string, string> = {
     PORT: "0",
     HOST: "127.0.0.1",
-    DATABASE_URL: db.url,
+    DATABASE_URL: databaseVia(db.url),
     DATABASE_POOL_SIZE: "5",
     AMQP_URL,
     AMQP_PREFIX: queues.prefix,

@@ -1,8 +1,10 @@
 /**
  * When to try a request again, and how long to wait first. Pure, so tests can pin them down.
  *
- * Retried: no answer at all (connection refused or reset, a timeout), 429, and 5xx. Never any
- * other 4xx: the same request would fail the same way. POSTs carry an Idempotency-Key, the same
+ * Retried: no answer at all (connection refused or reset, a timeout), 429, 5xx, and a 409 that
+ * says when to retry (another request with the same Idempotency-Key is still in progress, or its
+ * outcome is still being stored after a database outage). Never any other 4xx: the same request
+ * would fail the same way. POSTs carry an Idempotency-Key, the same
  * on every retry, so a retry of a request that did reach the server does nothing twice.
  */
 export const INITIAL_DELAY_MS = 500;
@@ -10,8 +12,8 @@ export const MAX_DELAY_MS = 8_000;
 /** A Retry-After longer than this is not waited for: the error goes to the caller, who decides. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
-export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500;
+export function isRetryableStatus(status: number, retryAfter: string | null = null): boolean {
+  return status === 429 || status >= 500 || (status === 409 && retryAfter !== null);
 }
 
 /**
@@ -47,7 +49,7 @@ export function retryDelayForResponse(
   random: () => number = Math.random,
   now = Date.now(),
 ): number | null {
-  if (!isRetryableStatus(status)) return null;
+  if (!isRetryableStatus(status, retryAfter)) return null;
   const asked = retryAfterMs(retryAfter, now);
   if (asked === null) return backoffMs(retry, random);
   return asked <= MAX_RETRY_AFTER_MS ? asked : null;

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { Broker } from "@herald/broker";
 import { createPool, createPrisma, createSecretBox } from "@herald/db";
+import { DatabaseOutage } from "@herald/db/outage";
 import { Gauge, type Logger, type Registry } from "@herald/runtime";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { ensureBootstrapAccount } from "./bootstrap.ts";
@@ -9,8 +10,8 @@ import type { GatewayConfig } from "./config.ts";
 import type { Deps } from "./context.ts";
 import { EventWriter } from "./eventWriter.ts";
 import { bodyParserError } from "./http/body.ts";
-import { ApiError, answerClientError, internal, malformedPathError } from "./http/errors.ts";
-import { IDEMPOTENCY_TTL_MS } from "./http/idempotency.ts";
+import { ApiError, answerClientError, internal, malformedPathError, unavailable } from "./http/errors.ts";
+import { IDEMPOTENCY_TTL_MS, Placeholders } from "./http/idempotency.ts";
 import { observeRequests } from "./http/observe.ts";
 import { RateLimiter } from "./http/rateLimit.ts";
 import { notFoundHandler, registerRoutes } from "./http/register.ts";
@@ -33,18 +34,39 @@ export type Gateway = {
   stop(): Promise<void>;
 };
 
-function errorHandler(logger: Logger) {
+/**
+ * Every error a route throws, in the API's format: its own (ApiError), the caller's mistake,
+ * the database away (503 with Retry-After, logged once per outage: OutageLog), or else an
+ * opaque 500, logged with its stack.
+ */
+function errorHandler(logger: Logger, dbOutage: DatabaseOutage) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const known = err instanceof ApiError ? err : (bodyParserError(err) ?? malformedPathError(err));
-    const error = known ?? internal();
-    if (!known) logger.error({ err, method: req.method, path: req.path }, "request failed");
+    const away = !known && dbOutage.is(err);
+    if (away) dbOutage.failed(err);
+    const error = known ?? (away ? unavailable() : internal());
+    if (!known && !away) logger.error({ err, method: req.method, path: req.path }, "request failed");
     res.set(error.headers).status(error.status).json(error.toBody());
   };
 }
 
+/** Runs `work` until it runs without the database being away, a second between tries. */
+async function whenDatabaseAnswers(dbOutage: DatabaseOutage, work: () => Promise<void>): Promise<void> {
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!dbOutage.is(err)) throw err;
+      dbOutage.failed(err);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 export function createGateway(config: GatewayConfig, logger: Logger, registry: Registry): Gateway {
   // One pool of DATABASE_POOL_SIZE connections, shared by Prisma and the event writer.
-  const pool = createPool(config.databaseUrl, config.databasePoolSize);
+  const dbOutage = new DatabaseOutage(logger);
+  const pool = createPool(config.databaseUrl, config.databasePoolSize, dbOutage);
   const prisma = createPrisma(pool);
   let outbox: Outbox | null = null;
   const broker = new Broker({
@@ -53,7 +75,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     logger,
     onConnected: () => void outbox?.kick(),
   });
-  outbox = new Outbox(prisma, pool, broker, logger, {
+  outbox = new Outbox(prisma, pool, broker, logger, dbOutage, {
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
     eventsPerMessage: config.eventsPerMessage,
@@ -80,6 +102,8 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       logger,
     ),
     logger,
+    dbOutage,
+    placeholders: new Placeholders(prisma),
   };
   const openapi = buildOpenApi(routes, componentSchemas);
   const docsPage = renderDocsPage(openapi);
@@ -138,7 +162,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   };
   registerRoutes(app, routes, deps, limiters);
   app.use(notFoundHandler);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, dbOutage));
 
   let server: Server | null = null;
   let listen: ListenSockets | null = null;
@@ -147,8 +171,11 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     app,
     deps,
     async start() {
-      if (config.bootstrapApiKey) await ensureBootstrapAccount(prisma, config.bootstrapApiKey, logger);
-      await sealLegacyHeaders(prisma, deps.secrets, logger);
+      // A database not up yet (started together, restarting) is waited for, not a failed start.
+      await whenDatabaseAnswers(dbOutage, async () => {
+        if (config.bootstrapApiKey) await ensureBootstrapAccount(prisma, config.bootstrapApiKey, logger);
+        await sealLegacyHeaders(prisma, deps.secrets, logger);
+      });
       // Serve even while the broker is down: events go to the outbox and are relayed later.
       if (!(await broker.start(3000)))
         logger.warn("broker not reachable yet; events will be relayed once it is");
@@ -179,6 +206,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
         await closing;
       }
       await outbox.stop();
+      deps.placeholders.stop();
       await broker.close();
       await prisma.$disconnect();
       await pool.end();

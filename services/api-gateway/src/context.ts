@@ -1,10 +1,12 @@
 import type { Broker } from "@herald/broker";
 import type { Pool, PrismaClient, SecretBox } from "@herald/db";
+import type { DatabaseOutage } from "@herald/db/outage";
 import type { Logger } from "@herald/runtime";
 import type { Request } from "express";
 import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { EventWriter } from "./eventWriter.ts";
+import type { Placeholders } from "./http/idempotency.ts";
 import type { Outbox } from "./outbox.ts";
 import type { SchemaPool } from "./schemas/pool.ts";
 
@@ -21,6 +23,10 @@ export type Deps = {
   secrets: SecretBox;
   schemas: SchemaPool;
   logger: Logger;
+  /** The database's outages, logged once each; a failure it explains is a 503, not a 500. */
+  dbOutage: DatabaseOutage;
+  /** Idempotency-Key placeholders whose settling waits for the database. */
+  placeholders: Placeholders;
 };
 
 /**

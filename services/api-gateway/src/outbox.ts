@@ -1,6 +1,7 @@
 import { type BatchPublisher, type Broker, batchPublisher } from "@herald/broker";
 import type { EventCreatedV1, MessageName, MessageTypes } from "@herald/contracts";
 import { ASYNC_COMMIT, newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
+import type { DatabaseOutage } from "@herald/db/outage";
 import { insertOutboxRows } from "@herald/db/outbox";
 import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
@@ -51,6 +52,8 @@ export class Outbox {
     private readonly pool: Pool,
     private readonly broker: Broker,
     private readonly logger: Logger,
+    /** A failed pass the database's absence explains is part of that outage. */
+    private readonly dbOutage: DatabaseOutage,
     private readonly options: OutboxOptions,
   ) {
     const perMessage = options.eventsPerMessage ?? 1;
@@ -133,7 +136,7 @@ export class Outbox {
       .then(() => undefined)
       .catch((err) => {
         // Left in place, the rows are republished by the relay; consumers dedupe.
-        this.logger.warn({ err, rows: ids.length }, "could not delete confirmed outbox rows");
+        this.dbOutage.passFailed(err, "could not delete confirmed outbox rows", { rows: ids.length });
       })
       .finally(() => {
         this.flushing = null;
@@ -176,7 +179,7 @@ export class Outbox {
       try {
         while ((await this.relayOnce()) > 0) {}
       } catch (err) {
-        this.logger.warn({ err: (err as Error).message }, "outbox relay pass failed; will retry");
+        this.dbOutage.passFailed(err, "outbox relay pass failed; will retry");
       } finally {
         this.relaying = null;
       }

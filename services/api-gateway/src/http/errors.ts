@@ -58,6 +58,24 @@ export const internal = () =>
     "Something went wrong on our side. Please try again later.",
   );
 
+/** How long a client is asked to wait when the database is away: outages seen last seconds. */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
+
+/**
+ * The database is away (down, restarting, unreachable): the request may not have been done,
+ * and the same request later will be. A POST retried with its Idempotency-Key is done once.
+ */
+export const unavailable = () =>
+  new ApiError(
+    503,
+    "api_error",
+    "service_unavailable",
+    `Herald cannot reach its database right now, so the request may not have been completed. Retry it after the time in Retry-After (with the same Idempotency-Key for a POST).`,
+    undefined,
+    undefined,
+    { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S) },
+  );
+
 /**
  * Express fails to decode a path parameter that is not valid percent-encoding (`/v3/apps/%E0`)
  * with a URIError; that is the caller's mistake, a 400, not ours.

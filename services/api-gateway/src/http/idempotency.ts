@@ -7,11 +7,96 @@ import { ApiError, conflict, invalid } from "./errors.ts";
  * `Idempotency-Key` on a POST: the same key with the same request within 24 hours returns the
  * first response again and does nothing twice; the same key with another request is a 409.
  * A placeholder row is written before the work, so a concurrent retry gets a 409 instead of
- * doing the work a second time. Server errors are not remembered: the retry runs again.
+ * doing the work a second time (with Retry-After: the SDK waits and asks again). Server errors
+ * are not remembered: the placeholder is removed and the retry runs again. When the database
+ * itself is away, that removal fails too: it is tried again each second until it succeeds
+ * (`Placeholders`), so the retry a 503 asks for finds the key free once the database is back. A
+ * placeholder left by a gateway that died mid-request is taken over after IN_PROGRESS_LEASE_MS.
  * Remembered bodies are sealed with the secret box: some carry secrets shown once (a new API
  * key, a rotated signing secret) that must not sit in the database in the clear.
  */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * How long a placeholder holds its key: past the longest a request can take (a Prisma
+ * transaction's 30 s, a connection's wait), a placeholder that old belongs to a request that
+ * will never finish (its gateway died), and a retry takes the key over.
+ */
+export const IN_PROGRESS_LEASE_MS = 60_000;
+
+type Records = Pick<PrismaClient, "idempotencyRecord">;
+type Placeholder = { accountId: string; key: string; createdAt: Date };
+/** What a finished request leaves under its key: its reply, or nothing (a server error: free it). */
+type Outcome = { responseStatus: number; responseBody: { sealed: string } } | null;
+
+/**
+ * Settles one placeholder, and only it (never a reply stored since, nor a placeholder of a
+ * request that took the key over): stores the reply in it, or removes it.
+ */
+const settle = async (prisma: Records, p: Placeholder, outcome: Outcome) => {
+  const where = { accountId: p.accountId, key: p.key, responseStatus: 0, createdAt: p.createdAt };
+  if (outcome) await prisma.idempotencyRecord.updateMany({ where, data: outcome });
+  else await prisma.idempotencyRecord.deleteMany({ where });
+};
+
+/**
+ * Placeholders to settle. One the database could not take (it was away) is tried again each
+ * second until it can: the work done stays done once (its reply is stored, and a retry meanwhile
+ * is told to wait), and a key whose request failed is freed for the retry.
+ */
+export class Placeholders {
+  private readonly pending = new Map<string, { placeholder: Placeholder; outcome: Outcome }>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly prisma: Records) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  async settle(placeholder: Placeholder, outcome: Outcome): Promise<void> {
+    await settle(this.prisma, placeholder, outcome).catch(() => this.later(placeholder, outcome));
+  }
+
+  private later(placeholder: Placeholder, outcome: Outcome): void {
+    // Bounded: past this many, the lease frees the rest.
+    if (this.pending.size >= 10_000) return;
+    this.pending.set(`${placeholder.accountId}\n${placeholder.key}`, { placeholder, outcome });
+    this.timer ??= setInterval(() => void this.retry(), 1000);
+    this.timer.unref();
+  }
+
+  private async retry(): Promise<void> {
+    for (const [id, { placeholder, outcome }] of this.pending) {
+      try {
+        await settle(this.prisma, placeholder, outcome);
+        this.pending.delete(id);
+      } catch {
+        return; // still away: the rest wait for the next second
+      }
+    }
+    if (!this.pending.size && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+const inProgress = () =>
+  new ApiError(
+    409,
+    "invalid_request_error",
+    "idempotency_in_progress",
+    "A request with this Idempotency-Key is still in progress; retry after the time in Retry-After.",
+    "Idempotency-Key",
+    undefined,
+    { "Retry-After": "1" },
+  );
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
@@ -31,7 +116,8 @@ export function requestHash(method: string, path: string, body: unknown): string
 export type Replayed = Reply & { replayed?: boolean };
 
 export async function withIdempotency(
-  prisma: Pick<PrismaClient, "idempotencyRecord">,
+  prisma: Records,
+  placeholders: Placeholders,
   secrets: SecretBox,
   accountId: string,
   key: string,
@@ -43,21 +129,34 @@ export async function withIdempotency(
   const id = { accountId_key: { accountId, key } };
   // The stored reply opens only as this account's reply to this key.
   const context = `idempotency:${accountId}:${key}`;
+  const now = Date.now();
+  // Gone: a reply past its day, or a placeholder past its lease (its request will never finish).
   await prisma.idempotencyRecord.deleteMany({
-    where: { accountId, key, createdAt: { lt: new Date(Date.now() - IDEMPOTENCY_TTL_MS) } },
+    where: {
+      accountId,
+      key,
+      OR: [
+        { createdAt: { lt: new Date(now - IDEMPOTENCY_TTL_MS) } },
+        { responseStatus: 0, createdAt: { lt: new Date(now - IN_PROGRESS_LEASE_MS) } },
+      ],
+    },
   });
+  // Its time names this request's placeholder, known here even when the insert's answer is not.
+  const placeholder: Placeholder = { accountId, key, createdAt: new Date(now) };
   try {
     await prisma.idempotencyRecord.create({
-      data: { accountId, key, requestHash: hash, responseStatus: 0, responseBody: {} },
+      data: { ...placeholder, requestHash: hash, responseStatus: 0, responseBody: {} },
     });
   } catch (err) {
-    if ((err as { code?: string }).code !== "P2002") throw err;
+    if ((err as { code?: string }).code !== "P2002") {
+      // The database went away mid-insert: it may have committed the placeholder. Removed, if so,
+      // so that the retry this request's 503 asks for finds the key free.
+      await placeholders.settle(placeholder, null);
+      throw err;
+    }
     const found = await prisma.idempotencyRecord.findUnique({ where: id });
-    if (!found)
-      throw conflict(
-        "idempotency_in_progress",
-        "A request with this Idempotency-Key just finished; retry it.",
-      );
+    // Just removed: the request before failed a moment ago.
+    if (!found) throw inProgress();
     if (found.requestHash !== hash) {
       throw conflict(
         "idempotency_conflict",
@@ -65,38 +164,22 @@ export async function withIdempotency(
         "Idempotency-Key",
       );
     }
-    if (found.responseStatus === 0) {
-      throw conflict(
-        "idempotency_in_progress",
-        "A request with this Idempotency-Key is still in progress.",
-        "Idempotency-Key",
-      );
-    }
+    if (found.responseStatus === 0) throw inProgress();
     const sealed = (found.responseBody as { sealed: string }).sealed;
     return { status: found.responseStatus, body: JSON.parse(secrets.open(sealed, context)), replayed: true };
   }
+  const stored = (status: number, body: unknown): Outcome => ({
+    responseStatus: status,
+    responseBody: { sealed: secrets.seal(JSON.stringify(body), context) },
+  });
+  let reply: Reply;
   try {
-    const reply = await run();
-    await prisma.idempotencyRecord.update({
-      where: id,
-      data: {
-        responseStatus: reply.status ?? 200,
-        responseBody: { sealed: secrets.seal(JSON.stringify(reply.body), context) },
-      },
-    });
-    return reply;
+    reply = await run();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-      await prisma.idempotencyRecord.update({
-        where: id,
-        data: {
-          responseStatus: err.status,
-          responseBody: { sealed: secrets.seal(JSON.stringify(err.toBody()), context) },
-        },
-      });
-    } else {
-      await prisma.idempotencyRecord.delete({ where: id }).catch(() => {});
-    }
+    const remembered = err instanceof ApiError && err.status < 500 && err.status !== 429;
+    await placeholders.settle(placeholder, remembered ? stored(err.status, err.toBody()) : null);
     throw err;
   }
+  await placeholders.settle(placeholder, stored(reply.status ?? 200, reply.body));
+  return reply;
 }

@@ -112,6 +112,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, account: Ac
     route.method === "post" && route.auth === "account" && typeof key === "string"
       ? await withIdempotency(
           deps.prisma,
+          deps.placeholders,
           deps.secrets,
           // A portal session's keys live apart from the account's: a remembered response
           // is only ever replayed to a caller that may see it.
