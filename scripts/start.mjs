@@ -96,8 +96,42 @@ if (run(process.execPath, ["--import", "tsx", "packages/db/src/migrateCli.ts"], 
   process.exit(1);
 
 const colors = { "api-gateway": 35, dispatcher: 33, sender: 32 };
-const children = [];
-function startService(service, label, extraEnv = {}) {
+/** Each service's current process, by label. */
+const children = new Map();
+/**
+ * A service that exits unexpectedly is started again, as Kubernetes restarts a pod's container:
+ * after 1 s, doubling to 30 s while it keeps exiting soon after its start, back to 1 s once it
+ * ran a minute. The others go on. Ctrl-C (or SIGTERM) stops them all.
+ */
+const RESTART_MIN_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+const RAN_LONG_ENOUGH_MS = 60_000;
+/** Restarts waiting for their delay: Ctrl-C cancels them. */
+const pending = new Set();
+function supervise(service, label, extraEnv = {}) {
+  let delayMs = RESTART_MIN_MS;
+  let restarts = 0;
+  const launch = () => {
+    const started = Date.now();
+    const child = startService(service, label, extraEnv);
+    children.set(label, child);
+    child.on("exit", (code, signal) => {
+      if (stopping) return;
+      if (Date.now() - started >= RAN_LONG_ENOUGH_MS) delayMs = RESTART_MIN_MS;
+      restarts++;
+      say(`${label} exited (${signal ?? code}); restarting it in ${delayMs / 1000} s (restart ${restarts}).`);
+      const timer = setTimeout(() => {
+        pending.delete(timer);
+        if (!stopping) launch();
+      }, delayMs);
+      pending.add(timer);
+      delayMs = Math.min(delayMs * 2, RESTART_MAX_MS);
+    });
+  };
+  launch();
+}
+
+function startService(service, label, extraEnv) {
   const child = spawn(
     process.execPath,
     [...SERVICE_NODE_FLAGS, "--import", "tsx", join("services", service, "src", "main.ts")],
@@ -112,13 +146,6 @@ function startService(service, label, extraEnv = {}) {
   );
   const tag = `\x1b[${colors[service] ?? 37}m[${label}]\x1b[0m`;
   for (const stream of [child.stdout, child.stderr]) relay(stream, tag, process.stdout);
-  child.on("exit", (code, signal) => {
-    if (!stopping) {
-      say(`${label} exited (${signal ?? code}); stopping the others.`);
-      stop(code || 1);
-    }
-  });
-  children.push(child);
   return child;
 }
 
@@ -126,28 +153,28 @@ let stopping = false;
 function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) child.kill("SIGTERM");
-  Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r))))).then(
-    () => process.exit(code),
-  );
+  for (const timer of pending) clearTimeout(timer);
+  const running = [...children.values()].filter((c) => c.exitCode === null && c.signalCode === null);
+  for (const child of running) child.kill("SIGTERM");
+  Promise.all(running.map((c) => new Promise((r) => c.once("exit", r)))).then(() => process.exit(code));
 }
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 process.on("exit", () => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const child of children.values()) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-startService("api-gateway", "api-gateway");
+supervise("api-gateway", "api-gateway");
 const health = [];
 for (let i = 0; i < dispatchers; i++) {
   const label = dispatchers > 1 ? `dispatcher-${i + 1}` : "dispatcher";
   health.push(`${label} :${DISPATCHER_HEALTH_PORT + i}`);
-  startService("dispatcher", label, { HEALTH_PORT: String(DISPATCHER_HEALTH_PORT + i) });
+  supervise("dispatcher", label, { HEALTH_PORT: String(DISPATCHER_HEALTH_PORT + i) });
 }
 for (let i = 0; i < senders; i++) {
   const label = senders > 1 ? `sender-${i + 1}` : "sender";
   health.push(`${label} :${SENDER_HEALTH_PORT + i}`);
-  startService("sender", label, { HEALTH_PORT: String(SENDER_HEALTH_PORT + i) });
+  supervise("sender", label, { HEALTH_PORT: String(SENDER_HEALTH_PORT + i) });
 }
 if (env.ALLOW_PRIVATE_DESTINATIONS === "true") {
   say(

@@ -28,6 +28,7 @@ type Service = {
   deploy?: { replicas?: number };
   ports?: string[];
   stop_grace_period?: string;
+  restart?: string;
 };
 const text = readFileSync(join(root, "docker-compose.yml"), "utf8");
 const compose = parse(text, { merge: true }) as { services: Record<string, Service> };
@@ -102,6 +103,11 @@ describe("docker-compose.yml", () => {
     expect(compose.services.jaeger!.image).toMatch(/^jaegertracing\/all-in-one:\d+\.\d+\.\d+$/);
     expect(compose.services.sender!.deploy?.replicas).toBe(2);
     expect(compose.services["api-gateway"]!.ports).toEqual(["8080:8080"]);
+  });
+
+  it("restarts every long-running service that exits, and runs the migration once", () => {
+    for (const [name, service] of Object.entries(compose.services))
+      expect(service.restart, name).toBe(name === "migrate" ? "no" : "unless-stopped");
   });
 
   it("builds every service from a stage the Dockerfile has", () => {
