@@ -21,6 +21,8 @@ import {
  */
 export type Stack = {
   url: string;
+  /** The stack's own database, reached directly (not through `via`). */
+  databaseUrl: string;
   services: ServiceProcess[];
   /** Makes an account through the operator route; returns its API key. */
   newAccount(name: string): Promise<string>;
@@ -35,13 +37,15 @@ export type Stack = {
 export async function startStack(
   env: Record<string, string> = {},
   nodeFlags: string[] = SERVICE_NODE_FLAGS,
+  /** The addresses the services reach PostgreSQL and RabbitMQ at (a test's proxies, say). */
+  via: { database?: (url: string) => string; amqp?: string } = {},
 ): Promise<Stack> {
   const db = await createTestDatabase();
   const queues = createQueuePrefix();
   const port = await freePort();
   const shared = {
-    DATABASE_URL: db.url,
-    AMQP_URL,
+    DATABASE_URL: via.database ? via.database(db.url) : db.url,
+    AMQP_URL: via.amqp ?? AMQP_URL,
     AMQP_PREFIX: queues.prefix,
     ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     RETRY_SCHEDULE: "1s,1s",
@@ -82,6 +86,7 @@ export async function startStack(
 
   return {
     url,
+    databaseUrl: db.url,
     services,
     async newAccount(name) {
       const res = await request(ADMIN_TOKEN, "POST", "/admin/accounts", { name });

@@ -13,10 +13,11 @@ export type TcpProxy = {
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
-  let server: Server;
+  // Null while cut: cutting twice, or restoring what is not cut, does nothing.
+  let server: Server | null = null;
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
-      server = createServer((client) => {
+      const made = createServer((client) => {
         const upstream = createConnection({ host: targetHost, port: targetPort });
         for (const s of [client, upstream]) {
           sockets.add(s);
@@ -28,9 +29,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         }
         client.pipe(upstream).pipe(client);
       });
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        const address = server.address();
+      made.once("error", reject);
+      made.listen(port, "127.0.0.1", () => {
+        server = made;
+        const address = made.address();
         resolve(typeof address === "object" && address ? address.port : port);
       });
     });
@@ -38,13 +40,16 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const stop = () =>
     new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
-      server.close(() => resolve());
+      const closing = server;
+      server = null;
+      if (!closing) return resolve();
+      closing.close(() => resolve());
     });
   return {
     port,
     cut: stop,
     async restore() {
-      await listen(port);
+      if (!server) await listen(port);
     },
     close: stop,
   };
