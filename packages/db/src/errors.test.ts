@@ -35,10 +35,16 @@ describe("database errors worth retrying", () => {
     expect(isTransientDbError(pgError("0A000")), "a feature not supported").toBe(false);
   });
 
+  it("looks at what an error wraps: a publish that failed because the database went away", () => {
+    const wrapped = new Error("3 attempt(s) not published", { cause: pgError("57P01") });
+    expect(isTransientDbError(wrapped)).toBe(true);
+    expect(isTransientDbError(new Error("not published", { cause: pgError("23503") }))).toBe(false);
+  });
+
   it("counts a lost connection as transient, and a plain bug as not", () => {
     expect(isTransientDbError(Object.assign(new Error("connect"), { code: "ECONNREFUSED" }))).toBe(true);
     expect(isTransientDbError(new Error("Connection terminated unexpectedly"))).toBe(true);
-    expect(isTransientDbError(new Error("timeout exceeded when trying to connect"))).toBe(true);
+    expect(isTransientDbError(new Error("Connection terminated due to connection timeout"))).toBe(true);
     expect(isTransientDbError(new TypeError("Cannot read properties of undefined"))).toBe(false);
     expect(isTransientDbError(null)).toBe(false);
   });
@@ -52,8 +58,15 @@ describe("the database away, as opposed to a statement refused", () => {
     expect(isDatabaseUnavailable(new Error("Connection terminated unexpectedly"))).toBe(true);
   });
 
-  it("is not a conflict between writers or a bug, though some of those are worth retrying", () => {
-    for (const code of ["40P01", "40001", "55P03", "23503", "42601", "P0001"])
+  it("is a socket to it refused, reset, timed out, broken or not found", () => {
+    for (const code of ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "EAI_AGAIN"])
+      expect(isDatabaseUnavailable(Object.assign(new Error(code), { code })), code).toBe(true);
+  });
+
+  it("is not a conflict between writers, a bug, load, or another kind of failure", () => {
+    for (const code of ["40P01", "40001", "55P03", "23503", "42601", "P0001", "08P01", "53100"])
+      expect(isDatabaseUnavailable(pgError(code)), code).toBe(false);
+    for (const code of ["ECONNABORTED", "EMFILE", "EACCES", "P2024", "P1008"])
       expect(isDatabaseUnavailable(pgError(code)), code).toBe(false);
     expect(isDatabaseUnavailable(new TypeError("x is undefined"))).toBe(false);
     expect(isDatabaseUnavailable(undefined)).toBe(false);

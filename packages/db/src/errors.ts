@@ -14,7 +14,6 @@ const TRANSIENT_STATES = new Set(["40001", "40P01", "55P03", "57014"]);
 /** node-postgres and pg-pool errors that carry no SQLSTATE: the connection itself failed. */
 const CONNECTION_MESSAGES = [
   /Connection terminated/i,
-  /timeout exceeded when trying to connect/i,
   /Client has encountered a connection error/i,
   /Client was closed and is not queryable/i,
 ];
@@ -32,23 +31,59 @@ export function isStalePreparedStatement(err: unknown): boolean {
   return e?.code === "0A000" && /cached plan must not change result type/.test(String(e.message));
 }
 
+/**
+ * Worth retrying: the database away (below), a conflict with another writer, a prepared
+ * statement a new connection fixes, or the server short of a resource for now (class 53: disk,
+ * memory; 58: an I/O error), in the error or in what it wraps (a publish failed because the
+ * payload could not be read, say).
+ */
 export function isTransientDbError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (isStalePreparedStatement(err)) return true;
-  if (typeof code === "string" && TRANSIENT_STATES.has(code)) return true;
-  return unavailable(err);
+  return someInChain(err, (e) => {
+    const code = (e as { code?: unknown }).code;
+    if (isStalePreparedStatement(e) || unavailable(e)) return true;
+    return (
+      typeof code === "string" &&
+      (TRANSIENT_STATES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && TRANSIENT_CLASSES.has(code.slice(0, 2))))
+    );
+  });
 }
 
-/** SQLSTATEs that say the server is shutting down, starting, or out of connections. */
-const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03"]);
-const UNAVAILABLE_CLASSES = new Set(["08", "53", "58"]);
+const TRANSIENT_CLASSES = new Set(["53", "58"]);
+
+/**
+ * SQLSTATEs that say the server is away: the connection failed or was refused (class 08, but
+ * not 08P01, a protocol violation: a bug), the server shutting down, starting or refusing
+ * connections (57P01-57P03), or out of connections (53300).
+ */
+const UNAVAILABLE_STATES = new Set([
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
+/** What a socket to the database fails with when the other side is away or cannot be found. */
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /**
  * Prisma's codes for the same (through the pg driver adapter): server unreachable, connect
- * timed out, operation timed out, connection closed, no pooled connection in time, too many
- * connections; and the adapter's kinds of error under them.
+ * timed out, connection closed, too many connections; and the adapter's kinds of error under
+ * them. Not its timeouts waiting for a busy pool or a slow statement: load, not an outage.
  */
-const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2037"]);
+const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1017", "P2037"]);
 const ADAPTER_UNAVAILABLE = new Set([
   "DatabaseNotReachable",
   "ConnectionClosed",
@@ -60,33 +95,38 @@ const ADAPTER_UNAVAILABLE = new Set([
 function unavailable(err: unknown): boolean {
   const e = err as { code?: unknown; kind?: unknown; message?: unknown } | null;
   const code = e?.code;
-  if (typeof code === "string") {
-    if (PRISMA_UNAVAILABLE.has(code)) return true;
-    if (/^[0-9A-Z]{5}$/.test(code))
-      return UNAVAILABLE_STATES.has(code) || UNAVAILABLE_CLASSES.has(code.slice(0, 2));
-    if (/^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, ETIMEDOUT, …
-  }
+  if (
+    typeof code === "string" &&
+    (SOCKET_CODES.has(code) || PRISMA_UNAVAILABLE.has(code) || UNAVAILABLE_STATES.has(code))
+  )
+    return true;
   if (typeof e?.kind === "string" && ADAPTER_UNAVAILABLE.has(e.kind)) return true;
   const message = typeof e?.message === "string" ? e.message : "";
   return CONNECTION_MESSAGES.some((re) => re.test(message));
 }
 
-/**
- * Whether the database itself is away (down, restarting, unreachable, out of connections), as
- * opposed to refusing this statement: the error, or one it wraps (a Prisma error's adapter
- * error and its cause, an error's `cause`). The gateway answers such a failure `503` with a
- * Retry-After, and each service logs it as an outage (OutageLog), not per request or retry.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
+/** Whether `test` holds for `err` or anything it wraps (`cause`, a Prisma error's adapter error). */
+function someInChain(err: unknown, test: (e: object) => boolean): boolean {
   const seen = new Set<unknown>();
   const queue = [err];
   while (queue.length) {
     const e = queue.shift();
     if (e === null || typeof e !== "object" || seen.has(e)) continue;
     seen.add(e);
-    if (unavailable(e)) return true;
+    if (test(e)) return true;
     const { cause, meta } = e as { cause?: unknown; meta?: { driverAdapterError?: unknown } };
     queue.push(cause, meta?.driverAdapterError);
   }
   return false;
+}
+
+/**
+ * Whether the database itself is away (down, restarting, unreachable, out of connections), as
+ * opposed to refusing this statement: the error, or one it wraps. The gateway answers such a
+ * failure `503` with a Retry-After, and each service logs it as an outage (OutageLog), not per
+ * request or retry. Socket codes count only as the database's: an HTTP request's own socket
+ * errors must not reach this (the gateway maps them before: http/body.ts).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return someInChain(err, unavailable);
 }

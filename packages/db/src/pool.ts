@@ -25,24 +25,40 @@ export const POOL_IDLE_MS = 10 * 60_000;
 /**
  * How long a new connection may take to open before the statement waiting for it fails as the
  * database being unavailable: pg's default waits for ever, and an address that drops packets
- * (a network cut, a node gone) would hold every request and handler that needs one.
+ * (a network cut, a node gone) would hold every request and handler that needs one. Set on each
+ * connection, not on the pool: pg-pool's own timeout would also end a wait for a busy pool's
+ * next free connection, which under load is no outage.
  */
 export const CONNECT_TIMEOUT_MS = 5_000;
 
+/** The connections a pool opens: each gives up opening after CONNECT_TIMEOUT_MS. */
+class TimedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super({
+      ...(typeof config === "string" ? { connectionString: config } : config),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
+  }
+}
+
 /** Where a pool reports that the database answers again (OutageLog). */
-export type PoolOutage = { ok(): void };
+export type PoolOutage = { ok(): void; watch(probe: () => Promise<unknown>): void };
 
 export function createPool(databaseUrl: string, max = 10, outage?: PoolOutage): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
     idleTimeoutMillis: POOL_IDLE_MS,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    // A peer that vanished without closing (a cut link) is found by TCP keepalive, not never.
+    Client: TimedClient,
+    // An idle connection whose peer vanished without closing (a cut link, a node gone) is found
+    // by TCP keepalive within a minute or so, not after the system's two hours. One with a
+    // statement under way waits for TCP's retransmissions to give up.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // An idle client that loses its connection emits here; the pool replaces it.
   pool.on("error", () => {});
+  outage?.watch(() => pool.query("SELECT 1"));
   pool.on("connect", (client) => {
     // A client in use (a transaction between two statements, a Prisma transaction) that loses
     // its connection emits `error` too, where the pool no longer listens: with no listener,

@@ -41,6 +41,8 @@ export type Gateway = {
  */
 function errorHandler(logger: Logger, dbOutage: DatabaseOutage) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // The client went away mid-request (its upload reset): nobody to answer, nothing of ours.
+    if (req.socket.destroyed) return;
     const known = err instanceof ApiError ? err : (bodyParserError(err) ?? malformedPathError(err));
     const away = !known && dbOutage.is(err);
     if (away) dbOutage.failed(err);
@@ -103,7 +105,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     ),
     logger,
     dbOutage,
-    placeholders: new Placeholders(prisma),
+    placeholders: new Placeholders(prisma, logger),
   };
   const openapi = buildOpenApi(routes, componentSchemas);
   const docsPage = renderDocsPage(openapi);

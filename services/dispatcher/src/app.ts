@@ -1,5 +1,5 @@
 import type { Server } from "node:http";
-import { Broker } from "@herald/broker";
+import { Broker, isTransientBrokerError } from "@herald/broker";
 import { isTransientDbError } from "@herald/db/errors";
 import { DatabaseOutage } from "@herald/db/outage";
 import { createPool } from "@herald/db/pool";
@@ -36,9 +36,13 @@ export type Dispatcher = {
  * eraseEvent, deleteApp and runReplay, the sweeper and the maintenance (retention).
  */
 export function createDispatcher(config: DispatcherConfig, logger: Logger, registry: Registry): Dispatcher {
-  const dbOutage = new DatabaseOutage(logger);
+  // A pass that failed because the broker is away is the broker's outage, which it logs.
+  const dbOutage: DatabaseOutage = new DatabaseOutage(
+    logger,
+    (err: unknown): boolean => !broker.connected && isTransientBrokerError(err),
+  );
   const db = createPool(config.databaseUrl, config.databasePoolSize, dbOutage);
-  const broker = new Broker({
+  const broker: Broker = new Broker({
     url: config.amqpUrl,
     prefix: config.amqpPrefix,
     logger,

@@ -113,6 +113,14 @@ export function bodyParserError(err: unknown): ApiError | null {
     case "charset.unsupported":
     case "encoding.unsupported":
       return new ApiError(415, "invalid_request_error", "unsupported_media_type", (err as Error).message);
+    case "request.aborted":
+    case "request.size.invalid":
+      return new ApiError(
+        400,
+        "invalid_request_error",
+        "malformed_request",
+        "The request body ended before its Content-Length.",
+      );
     case "parameters.too.many":
       return new ApiError(
         413,
