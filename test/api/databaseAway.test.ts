@@ -1,5 +1,7 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Herald } from "../../packages/sdk/src/index.ts";
+import { withIdempotency } from "../../services/api-gateway/src/http/idempotency.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts";
 
@@ -87,5 +89,61 @@ describe("the gateway with its database away", () => {
       (e: { data: { through?: string } }) => e.data.through === "outage",
     );
     expect(through.map((e: { id: string }) => e.id)).toEqual([event.id]);
+  });
+
+  it("settles an Idempotency-Key the outage caught mid-request once the database is back", async () => {
+    const { prisma, placeholders, secrets } = gw.gateway.deps;
+    const direct = new pg.Client({ connectionString: gw.databaseUrl });
+    await direct.connect();
+    const record = async (key: string) =>
+      (
+        await direct.query<{ response_status: number }>(
+          "SELECT response_status FROM idempotency_records WHERE key = $1",
+          [key],
+        )
+      ).rows;
+    try {
+      // The work was done, then the database went away before its reply was stored: the reply
+      // is stored once it is back.
+      const done = await withIdempotency(
+        prisma,
+        placeholders,
+        secrets,
+        "acct-x",
+        "done-then-away",
+        "h",
+        async () => {
+          await proxy.cut();
+          return { status: 201, body: { id: "done" } };
+        },
+      );
+      expect(done.status).toBe(201);
+      expect(await record("done-then-away")).toEqual([{ response_status: 0 }]);
+      await proxy.restore();
+      await expect
+        .poll(() => record("done-then-away"), { timeout: 10_000 })
+        .toEqual([{ response_status: 201 }]);
+
+      // The request failed with the database away: its placeholder is removed once it is back.
+      const failed = await withIdempotency(
+        prisma,
+        placeholders,
+        secrets,
+        "acct-x",
+        "failed-away",
+        "h",
+        async () => {
+          await proxy.cut();
+          throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+        },
+      ).catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(Error);
+      expect(await record("failed-away")).toEqual([{ response_status: 0 }]);
+      await proxy.restore();
+      await expect.poll(() => record("failed-away"), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      await proxy.restore();
+      await direct.end();
+    }
   });
 });

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient, SecretBox } from "@herald/db";
+import { isDatabaseUnavailable } from "@herald/db/errors";
+import type { Logger } from "@herald/runtime";
 import type { Reply } from "../context.ts";
 import { ApiError, conflict, invalid } from "./errors.ts";
 
@@ -25,6 +27,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export const IN_PROGRESS_LEASE_MS = 60_000;
 
 type Records = Pick<PrismaClient, "idempotencyRecord">;
+/** Outcomes waiting for the database at most: past this many, the lease frees their keys. */
+const PENDING_MAX = 10_000;
 type Placeholder = { accountId: string; key: string; createdAt: Date };
 /** What a finished request leaves under its key: its reply, or nothing (a server error: free it). */
 type Outcome = { responseStatus: number; responseBody: { sealed: string } } | null;
@@ -47,37 +51,47 @@ const settle = async (prisma: Records, p: Placeholder, outcome: Outcome) => {
 export class Placeholders {
   private readonly pending = new Map<string, { placeholder: Placeholder; outcome: Outcome }>();
   private timer: NodeJS.Timeout | null = null;
+  private retrying = false;
 
-  constructor(private readonly prisma: Records) {}
-
-  get size(): number {
-    return this.pending.size;
-  }
+  constructor(
+    private readonly prisma: Records,
+    private readonly logger: Logger,
+  ) {}
 
   async settle(placeholder: Placeholder, outcome: Outcome): Promise<void> {
-    await settle(this.prisma, placeholder, outcome).catch(() => this.later(placeholder, outcome));
+    await settle(this.prisma, placeholder, outcome).catch((err) => this.later(placeholder, outcome, err));
   }
 
-  private later(placeholder: Placeholder, outcome: Outcome): void {
-    // Bounded: past this many, the lease frees the rest.
-    if (this.pending.size >= 10_000) return;
+  private later(placeholder: Placeholder, outcome: Outcome, err: unknown): void {
+    // Only what the database's absence explains waits; and only so many (the lease frees the rest).
+    if (!isDatabaseUnavailable(err) || this.pending.size >= PENDING_MAX) {
+      this.logger.warn({ err, key: placeholder.key }, "an Idempotency-Key's outcome was not stored");
+      return;
+    }
     this.pending.set(`${placeholder.accountId}\n${placeholder.key}`, { placeholder, outcome });
     this.timer ??= setInterval(() => void this.retry(), 1000);
     this.timer.unref();
   }
 
   private async retry(): Promise<void> {
-    for (const [id, { placeholder, outcome }] of this.pending) {
-      try {
-        await settle(this.prisma, placeholder, outcome);
+    if (this.retrying) return;
+    this.retrying = true;
+    try {
+      for (const [id, { placeholder, outcome }] of this.pending) {
+        try {
+          await settle(this.prisma, placeholder, outcome);
+        } catch (err) {
+          if (isDatabaseUnavailable(err)) return; // still away: the rest wait for the next second
+          this.logger.warn({ err, key: placeholder.key }, "an Idempotency-Key's outcome was not stored");
+        }
         this.pending.delete(id);
-      } catch {
-        return; // still away: the rest wait for the next second
       }
-    }
-    if (!this.pending.size && this.timer) {
-      clearInterval(this.timer);
-      this.timer = null;
+      if (!this.pending.size && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    } finally {
+      this.retrying = false;
     }
   }
 
