@@ -101,11 +101,14 @@ const children = new Map();
 /**
  * A service that exits unexpectedly is started again, as Kubernetes restarts a pod's container:
  * after 1 s, doubling to 30 s while it keeps exiting soon after its start, back to 1 s once it
- * ran a minute. The others go on. Ctrl-C (or SIGTERM) stops them all.
+ * ran a minute. The others go on. One that refuses its configuration stops everything, since
+ * no restart would help. Ctrl-C (or SIGTERM) stops them all.
  */
 const RESTART_MIN_MS = 1000;
 const RESTART_MAX_MS = 30_000;
 const RAN_LONG_ENOUGH_MS = 60_000;
+/** A service's exit status when its configuration is refused (runtime's EXIT_CONFIG): no restart helps. */
+const EXIT_CONFIG = 78;
 /** Restarts waiting for their delay: Ctrl-C cancels them. */
 const pending = new Set();
 function supervise(service, label, extraEnv = {}) {
@@ -117,6 +120,11 @@ function supervise(service, label, extraEnv = {}) {
     children.set(label, child);
     child.on("exit", (code, signal) => {
       if (stopping) return;
+      if (code === EXIT_CONFIG) {
+        say(`${label} refused its configuration (see above); stopping the others.`);
+        stop(1);
+        return;
+      }
       if (Date.now() - started >= RAN_LONG_ENOUGH_MS) delayMs = RESTART_MIN_MS;
       restarts++;
       say(`${label} exited (${signal ?? code}); restarting it in ${delayMs / 1000} s (restart ${restarts}).`);
@@ -183,16 +191,21 @@ if (env.ALLOW_PRIVATE_DESTINATIONS === "true") {
 }
 
 const base = `http://localhost:${env.PORT}`;
-const deadline = Date.now() + 60_000;
-while (Date.now() < deadline && !stopping) {
-  const ready = await fetch(`${base}/readyz`).then(
+let deadline = Date.now() + 60_000;
+let ready = false;
+while (!ready && !stopping) {
+  ready = await fetch(`${base}/readyz`).then(
     (r) => r.ok,
     () => false,
   );
   if (ready) break;
+  if (Date.now() > deadline) {
+    say(`not ready after a minute: ${base}/readyz says which dependency is missing; still waiting for it.`);
+    deadline = Number.POSITIVE_INFINITY;
+  }
   await new Promise((r) => setTimeout(r, 300));
 }
-if (!stopping) {
+if (ready && !stopping) {
   console.log(`
 \x1b[1mHerald is running.\x1b[0m
   API          ${base}/v3

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { apiClient } from "./apiClient.ts";
 import { AMQP_URL } from "./env.ts";
 import { ADMIN_TOKEN, type Response } from "./gateway.ts";
@@ -69,7 +70,8 @@ export async function startStack(
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
     await stopAll(services);
-    await queues.remove([1000]).catch(() => {});
+    // The delay queues its retry schedule declared, with the rest.
+    await queues.remove(delayTiers(parseSchedule(shared.RETRY_SCHEDULE) ?? [])).catch(() => {});
     await db.drop();
   };
   try {

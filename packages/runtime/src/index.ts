@@ -13,7 +13,7 @@ export { createLogger, type Logger, redactPaths } from "./logger.ts";
 export { Counter, createRegistry, Gauge, Histogram, type Registry } from "./metrics.ts";
 export { OutageLog } from "./outage.ts";
 export { runService, type ServiceParts } from "./service.ts";
-export { type Closer, onShutdown, onStartFailure, type Shutdown } from "./shutdown.ts";
+export { type Closer, EXIT_CONFIG, onShutdown, onStartFailure, type Shutdown } from "./shutdown.ts";
 export {
   annotate,
   type Context,

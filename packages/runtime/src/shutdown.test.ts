@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "./config.ts";
-import { onShutdown, onStartFailure } from "./shutdown.ts";
+import { EXIT_CONFIG, onShutdown, onStartFailure } from "./shutdown.ts";
 
 function capture() {
   const lines: { level: number; msg: string }[] = [];
@@ -26,14 +26,15 @@ describe("a start that fails", () => {
     });
   });
 
-  it("exits 1 on its own, naming the error", () => {
+  it("exits 1 on its own, naming the error, and 78 (EX_CONFIG) for its configuration", () => {
     const exit = vi.spyOn(process, "exit").mockImplementation((() => undefined) as never);
     const { logger, lines } = capture();
     onStartFailure(logger, "sender", new Error("no such host"), onShutdown(logger, []));
-    expect(exit).toHaveBeenCalledWith(1);
+    expect(exit).toHaveBeenLastCalledWith(1);
     expect(lines.at(-1)).toMatchObject({ level: 60, msg: "sender failed to start" });
 
     onStartFailure(logger, "sender", new ConfigError(["PORT: not a number"]));
+    expect(exit).toHaveBeenLastCalledWith(EXIT_CONFIG);
     expect(lines.at(-1)?.msg).toContain("PORT: not a number");
   });
 

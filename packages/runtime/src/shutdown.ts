@@ -48,8 +48,11 @@ export function onShutdown(logger: Logger, closers: Closer[], deadlineMs = 30_00
   return { run, started: () => running !== null };
 }
 
+/** The exit status of a start refused for its configuration (EX_CONFIG): restarting will not help. */
+export const EXIT_CONFIG = 78;
+
 /**
- * A service's start failed: a configuration error or a broken dependency exits 1, but a start
+ * A service's start failed: a configuration error exits EXIT_CONFIG, anything else 1; a start
  * cut short by SIGTERM (a pod stopped while it starts) lets the shutdown finish and exit 0.
  */
 export function onStartFailure(logger: Logger, service: string, err: unknown, shutdown?: Shutdown): void {
@@ -62,5 +65,5 @@ export function onStartFailure(logger: Logger, service: string, err: unknown, sh
   }
   if (err instanceof ConfigError) logger.fatal(err.message);
   else logger.fatal({ err }, `${service} failed to start`);
-  process.exit(1);
+  process.exit(err instanceof ConfigError ? EXIT_CONFIG : 1);
 }

@@ -75,7 +75,7 @@ const errorResponses: Record<string, { description: string }> = {
   "404": { description: "No such object in this account (another account's objects are 404 too)." },
   "409": {
     description:
-      "A duplicate (`resource_exists`) or an Idempotency-Key reused with another request (`idempotency_conflict`).",
+      "A duplicate (`resource_exists`), an Idempotency-Key reused with another request (`idempotency_conflict`), or one whose first request is still running (`idempotency_in_progress`, with `Retry-After`).",
   },
   "413": { description: "The body is over 1 MiB." },
   "415": { description: "The body is neither JSON nor form-encoded." },
