@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { OutageLog } from "./outage.ts";
+import { describe as describeError, OutageLog } from "./outage.ts";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -47,5 +47,21 @@ describe("an outage's log", () => {
       ["broker unavailable; retrying until it answers", null],
       ["broker available again", 2],
     ]);
+  });
+});
+
+describe("an outage's first error, as its line says it", () => {
+  it("is one line: the cause at the end of a message with a code frame, the first of several, a code", () => {
+    const prisma = new Error(
+      "\nInvalid `prisma.app.findMany()` invocation:\n\n→ 148 await x(\nCan't reach database server at 127.0.0.1:5432",
+    );
+    expect(describeError(prisma)).toBe("Can't reach database server at 127.0.0.1:5432");
+    const refused = new AggregateError(
+      [Object.assign(new Error("connect ECONNREFUSED ::1:5432"), { code: "ECONNREFUSED" })],
+      "",
+    );
+    expect(describeError(refused)).toBe("connect ECONNREFUSED ::1:5432");
+    expect(describeError(Object.assign(new Error(""), { code: "ECONNRESET" }))).toBe("ECONNRESET");
+    expect(describeError("gone")).toBe("gone");
   });
 });

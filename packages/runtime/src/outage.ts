@@ -25,9 +25,8 @@ export class OutageLog {
     this.failures++;
     if (this.since !== null) return;
     this.since = this.now();
-    const message = err instanceof Error ? err.message : String(err);
     this.logger.error(
-      { dependency: this.dependency, err: message },
+      { dependency: this.dependency, err: describe(err) },
       `${this.dependency} unavailable; retrying until it answers`,
     );
   }
@@ -41,4 +40,22 @@ export class OutageLog {
     this.failures = 0;
     this.logger.warn({ dependency: this.dependency, downMs, failures }, `${this.dependency} available again`);
   }
+}
+
+/**
+ * An error as one line: Prisma's messages carry a code frame over several lines, the cause on
+ * the last; an AggregateError (a connection refused on each of a host's addresses) has none of
+ * its own.
+ */
+export function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const lines = err.message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length) return lines.at(-1)!;
+  const inner = (err as { errors?: unknown[] }).errors?.[0];
+  if (inner) return describe(inner);
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? code : err.name;
 }
