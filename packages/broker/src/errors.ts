@@ -16,9 +16,19 @@ const NETWORK_CODES = new Set([
   "EAI_AGAIN",
 ]);
 
-/** Whether an error is the broker's or the network's, and so worth the same work again. */
+/**
+ * Whether an error is the broker's or the network's, and so worth the same work again: the error
+ * or one it wraps (`cause`: a publish of several failed because the broker went away).
+ */
 export function isTransientBrokerError(err: unknown): boolean {
-  if (err instanceof BrokerUnavailableError) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && NETWORK_CODES.has(code);
+  for (
+    let e = err, depth = 0;
+    e && typeof e === "object" && depth < 8;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    if (e instanceof BrokerUnavailableError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+  }
+  return false;
 }

@@ -43,10 +43,33 @@ export async function publishReleased(
   try {
     await publishAttempts(deps, send, parentOf);
   } catch (err) {
-    const back = err instanceof PublishFailed ? err.attemptIds : send.map((a) => a.id);
-    await unrelease(deps.db, back).catch(() => {});
+    await putBack(deps, err instanceof PublishFailed ? err.attemptIds : send.map((a) => a.id));
     throw err;
   }
+}
+
+/** Tries to put back, at most: a row another statement holds is skipped for a moment only. */
+const PUT_BACK_TRIES = 20;
+const PUT_BACK_WAIT_MS = 50;
+
+/**
+ * Puts back attempts whose publish failed, until each is: one left marked sent would wait for the
+ * sweeper's ATTEMPT_DEADLINE (10 min by default) with no sender holding it. Seen in the fault
+ * suite as RabbitMQ came back: the gate's poll released 96 attempts, their publish failed, and
+ * all stayed marked sent while fan-out released to the same endpoint.
+ */
+async function putBack(deps: DispatcherDeps, ids: string[]): Promise<void> {
+  let left = ids;
+  for (let tries = 0; left.length && tries < PUT_BACK_TRIES; tries++) {
+    if (tries) await new Promise((r) => setTimeout(r, PUT_BACK_WAIT_MS));
+    const back = new Set(await unrelease(deps.db, left).catch(() => [] as string[]));
+    left = left.filter((id) => !back.has(id));
+  }
+  if (left.length)
+    deps.logger.warn(
+      { attempts: left.length },
+      "attempts whose publish failed could not be put back now: the sweeper sends them after ATTEMPT_DEADLINE",
+    );
 }
 
 /** The gate's poll: endpoints whose waiting attempts may go now, a batch at a time. */

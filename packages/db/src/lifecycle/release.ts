@@ -261,21 +261,29 @@ async function releaseHeld(pool: Pool, target: ReleaseTarget, s: FlowSettings): 
 
 /**
  * Puts back attempts released but never handed over (their publish failed): unsent again, no
- * longer in flight, and their endpoints looked at again at once. Best effort: what this misses, the sweeper sends
- * once ATTEMPT_DEADLINE has passed.
+ * longer in flight, and their endpoints looked at again at once. Returns those it put back, or
+ * found put back or ended already. One locked this moment is skipped (waiting for it could close
+ * a cycle with the gate, which locks flows first): the caller tries the rest again. What is
+ * never put back, the sweeper sends once ATTEMPT_DEADLINE has passed.
  */
-export async function unrelease(pool: Pool, attemptIds: string[]): Promise<void> {
-  if (!attemptIds.length) return;
-  await pool.query(
+export async function unrelease(pool: Pool, attemptIds: string[]): Promise<string[]> {
+  if (!attemptIds.length) return [];
+  const { rows } = await pool.query<{ id: string }>(
     `WITH a AS (
        UPDATE attempts SET sent_at = NULL WHERE id IN (
-         SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
-       RETURNING endpoint_id)
-     UPDATE endpoint_flows f SET next_release_at = now(), in_flight = GREATEST(0, f.in_flight - b.n)
-     FROM (SELECT endpoint_id, count(*)::int AS n FROM a GROUP BY endpoint_id) b
-     WHERE f.endpoint_id = b.endpoint_id`,
+         SELECT id FROM attempts WHERE id = ANY($1) AND status = 'pending' AND sent_at IS NOT NULL
+         ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
+       RETURNING id, endpoint_id),
+     f AS (
+       UPDATE endpoint_flows f SET next_release_at = now(), in_flight = GREATEST(0, f.in_flight - b.n)
+       FROM (SELECT endpoint_id, count(*)::int AS n FROM a GROUP BY endpoint_id) b
+       WHERE f.endpoint_id = b.endpoint_id)
+     SELECT id FROM a
+     UNION ALL
+     SELECT id FROM attempts WHERE id = ANY($1) AND (status <> 'pending' OR sent_at IS NULL)`,
     [attemptIds],
   );
+  return rows.map((r) => r.id);
 }
 
 /**
