@@ -218,8 +218,8 @@ if (ready && !stopping) {
 
   Try it:  curl ${base}/v3/apps -H "Authorization: Bearer ${env.BOOTSTRAP_API_KEY}" -d name="My first customer"
   CLI:     export HERALD_URL=${base} HERALD_API_KEY=${env.BOOTSTRAP_API_KEY}
-           pnpm exec herald apps list          (or npx herald; --help for every command)
-  Listen:  pnpm exec herald listen --app <app> --forward-to http://localhost:3000/webhooks
+           npx herald apps list          (--help for every command)
+  Listen:  npx herald listen --app <app> --forward-to http://localhost:3000/webhooks
            deliveries of that app reach your local server, signed, with no public address
   Stop:    Ctrl-C
 `);
