@@ -228,6 +228,14 @@ async function underFault(
   );
 }
 
+/** The link to a server cut (connections dropped, new ones refused) for 10 s, then restored. */
+const linkCut = (server: string, proxy: TcpProxy) =>
+  underFault(`link to ${server} cut for 10 s`, {
+    inject: () => proxy.cut(),
+    restore: () => proxy.restore(),
+    holdMs: 10_000,
+  });
+
 describe("faults under steady load", () => {
   it("rides through PostgreSQL stopped for 10 s and started", async () => {
     await underFault("PostgreSQL stopped (-m fast) for 10 s", {
@@ -245,13 +253,7 @@ describe("faults under steady load", () => {
     });
   });
 
-  it("rides through the link to PostgreSQL cut for 10 s", async () => {
-    await underFault("link to PostgreSQL cut for 10 s", {
-      inject: () => pgProxy.cut(),
-      restore: () => pgProxy.restore(),
-      holdMs: 10_000,
-    });
-  });
+  it("rides through the link to PostgreSQL cut for 10 s", () => linkCut("PostgreSQL", pgProxy));
 
   it("rides through PostgreSQL slow: a lock held 10 s on every endpoint's flow", async () => {
     const locker = new pg.Client({ connectionString: stack.databaseUrl });
@@ -278,11 +280,5 @@ describe("faults under steady load", () => {
     });
   });
 
-  it("rides through the link to RabbitMQ cut for 10 s", async () => {
-    await underFault("link to RabbitMQ cut for 10 s", {
-      inject: () => amqpProxy.cut(),
-      restore: () => amqpProxy.restore(),
-      holdMs: 10_000,
-    });
-  });
+  it("rides through the link to RabbitMQ cut for 10 s", () => linkCut("RabbitMQ", amqpProxy));
 });

@@ -1,16 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { apiClient } from "../support/apiClient.ts";
 import { root } from "../support/dockerfile.ts";
-import { databaseUrl, PG_URL, RUN_ID } from "../support/env.ts";
+import { databaseUrl, RUN_ID } from "../support/env.ts";
 import { createQueuePrefix } from "../support/isolation.ts";
+import { removeLocalStart } from "../support/localStart.ts";
 import { freePort } from "../support/processes.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { alive, descendants, freePorts, perReplica } from "../support/replicas.ts";
@@ -87,12 +87,7 @@ afterAll(async () => {
   if (npm?.pid) kill(-npm.pid);
   for (const { pid } of processes) kill(pid);
   await receiver?.close();
-  await queues.remove(delayTiers(parseSchedule(DEFAULT_SCHEDULE)!)).catch(() => {});
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-  rmSync(stateDir, { recursive: true, force: true });
+  await removeLocalStart(dbName, queues, stateDir);
 }, 60_000);
 
 describe("npm start with several dispatchers and senders", () => {

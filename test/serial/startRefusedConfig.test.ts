@@ -1,13 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { root } from "../support/dockerfile.ts";
-import { databaseUrl, PG_URL, RUN_ID } from "../support/env.ts";
+import { databaseUrl, RUN_ID } from "../support/env.ts";
 import { createQueuePrefix } from "../support/isolation.ts";
+import { removeLocalStart } from "../support/localStart.ts";
 import { freePorts } from "../support/replicas.ts";
 
 /**
@@ -19,14 +18,7 @@ const dbName = `herald_t_${RUN_ID}_refused`;
 const stateDir = mkdtempSync(join(tmpdir(), "herald-state-"));
 const queues = createQueuePrefix();
 
-afterAll(async () => {
-  await queues.remove(delayTiers(parseSchedule(DEFAULT_SCHEDULE)!)).catch(() => {});
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-  rmSync(stateDir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => removeLocalStart(dbName, queues, stateDir), 60_000);
 
 describe("npm start with a configuration a service refuses", () => {
   it("stops everything and exits non-zero, naming the setting, instead of restarting it", async () => {

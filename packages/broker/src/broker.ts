@@ -19,7 +19,12 @@ import {
   defaultPolicy,
   type HandlersFor,
 } from "./consumer.ts";
-import { BrokerUnavailableError, isTransientBrokerError } from "./errors.ts";
+import {
+  BrokerUnavailableError,
+  type HandlerOutage,
+  isTransientBrokerError,
+  outageOfHandlers,
+} from "./errors.ts";
 import {
   declareTopology,
   type MessagesOf,
@@ -65,7 +70,7 @@ export type BrokerOptions = {
    * Where a handler's failure that a dependency's absence explains (the database down) is
    * logged, as one outage, instead of a line per retry.
    */
-  outage?: { is: (err: unknown) => boolean; failed: (err: unknown) => void };
+  outage?: HandlerOutage;
 };
 
 type EachHandlers = Extract<ConsumerOptions["handle"], { kind: "each" }>["handlers"];
@@ -86,26 +91,17 @@ export class Broker {
   private readonly consumers: Consumer[] = [];
   private readonly deadListeners: ((queue: string, reason: DeadReason) => void)[] = [];
   /** The broker's own outages: a connection lost or refused, until one is made again. */
-  private readonly outage: OutageLog;
+  private readonly outageLog: OutageLog;
   private everConnected = false;
 
   constructor(private readonly options: BrokerOptions) {
     this.topology = topologyNames(options.prefix);
-    this.outage = new OutageLog(options.logger, "broker");
+    this.outageLog = new OutageLog(options.logger, "broker");
+    this.handlerOutage = outageOfHandlers(() => this.connected, this.outageLog, options.outage);
   }
 
-  /**
-   * A handler's failure that an outage explains: the broker's own while it is not connected
-   * (a publish found no connection), or the dependency's given in `outage`.
-   */
-  private readonly handlerOutage = {
-    is: (err: unknown) =>
-      (!this.connected && isTransientBrokerError(err)) || (this.options.outage?.is(err) ?? false),
-    failed: (err: unknown) => {
-      if (this.options.outage?.is(err)) this.options.outage.failed(err);
-      else this.outage.failed(err);
-    },
-  };
+  /** A handler's failure that an outage explains (errors.ts): the broker's own, or `outage`'s. */
+  private readonly handlerOutage: HandlerOutage;
 
   /** Whether a handler's error is worth retrying in place: the broker's own, or the `isTransient` given. */
   isTransient(err: unknown): boolean {
@@ -143,7 +139,7 @@ export class Broker {
           await this.connect();
           this.backoffMs = 100;
         } catch (err) {
-          this.outage.failed(err);
+          this.outageLog.failed(err);
           await new Promise((r) => setTimeout(r, this.backoffMs));
           this.backoffMs = Math.min(this.backoffMs * 2, 5000);
         }
@@ -170,7 +166,7 @@ export class Broker {
         this.model = null;
         this.channel = null;
         if (!this.closing) {
-          this.outage.failed(err ?? new Error("connection closed"));
+          this.outageLog.failed(err ?? new Error("connection closed"));
           this.connectLoop();
         }
       };
@@ -188,7 +184,7 @@ export class Broker {
     }
     if (!this.everConnected) this.options.logger.info({ prefix: this.options.prefix }, "broker connected");
     this.everConnected = true;
-    this.outage.ok();
+    this.outageLog.ok();
     for (const wake of [...this.waiters]) wake();
     this.options.onConnected?.();
   }

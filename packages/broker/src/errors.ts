@@ -32,3 +32,21 @@ export function isTransientBrokerError(err: unknown): boolean {
   }
   return false;
 }
+
+/** Where a consumer reports a handler's failure that an outage explains, instead of a warning a retry. */
+export type HandlerOutage = { is: (err: unknown) => boolean; failed: (err: unknown) => void };
+
+/**
+ * The broker's own outage while it is not connected (a publish found no connection), else the
+ * dependency's given (`dependency`: the database's), else none.
+ */
+export function outageOfHandlers(
+  connected: () => boolean,
+  own: Pick<HandlerOutage, "failed">,
+  dependency?: HandlerOutage,
+): HandlerOutage {
+  return {
+    is: (err) => (!connected() && isTransientBrokerError(err)) || (dependency?.is(err) ?? false),
+    failed: (err) => (dependency?.is(err) ? dependency.failed(err) : own.failed(err)),
+  };
+}
