@@ -1,6 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openHeaders, sealLegacyHeaders } from "../../services/api-gateway/src/resources/endpointHeaders.ts";
+import {
+  openHeaders,
+  sealLegacyHeaders,
+} from "../../services/api-gateway/src/resources/endpoints/headers.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { type Seeder, seeder } from "../support/seed.ts";
 

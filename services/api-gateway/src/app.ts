@@ -21,7 +21,7 @@ import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
 import { Outbox } from "./outbox.ts";
 import { servePages } from "./pages.ts";
-import { sealLegacyHeaders } from "./resources/endpointHeaders.ts";
+import { sealLegacyHeaders } from "./resources/endpoints/headers.ts";
 import { componentSchemas, routes } from "./routes.ts";
 import { SchemaPool } from "./schemas/pool.ts";
 

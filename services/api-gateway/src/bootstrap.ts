@@ -1,7 +1,7 @@
 import { newId, type PrismaClient } from "@herald/db";
 import type { Logger } from "@herald/runtime";
 import { hashApiKey } from "./http/auth.ts";
-import { createApiKey } from "./resources/apiKeys.ts";
+import { createApiKey } from "./resources/apiKeys/index.ts";
 
 /**
  * BOOTSTRAP_API_KEY: after start, an account holding exactly this key exists. Several

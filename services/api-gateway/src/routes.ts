@@ -1,25 +1,41 @@
 import type { RouteSpec, Schema } from "./http/route.ts";
 import { listenRoutes } from "./listen/route.ts";
-import { adminRoutes, adminSchemas } from "./resources/admin.ts";
-import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys.ts";
-import { appRoutes, appSchemas } from "./resources/apps.ts";
-import { attemptRoutes, attemptSchemas } from "./resources/attempts.ts";
-import { dashboardSessionRoutes, dashboardSessionSchemas } from "./resources/dashboardSessions.ts";
-import { dryRunRoutes, dryRunSchemas } from "./resources/dryRun.ts";
-import { endpointHealthRoutes, endpointHealthSchemas } from "./resources/endpointHealth.ts";
-import { endpointSchemas } from "./resources/endpointObject.ts";
-import { endpointSecretRoutes, endpointSecretSchemas } from "./resources/endpointSecret.ts";
-import { endpointRoutes } from "./resources/endpoints.ts";
-import { eventDeliveryRoutes } from "./resources/eventDeliveries.ts";
-import { eventErasureRoutes } from "./resources/eventErasure.ts";
-import { eventRoutes, eventSchemas } from "./resources/events.ts";
-import { eventTypeRoutes, eventTypeSchemas } from "./resources/eventTypes.ts";
-import { jsonSchemaRoutes, jsonSchemaSchemas } from "./resources/jsonSchema.ts";
-import { operationalRoutes, operationalSchemas } from "./resources/operational.ts";
-import { replayRoutes, replaySchemas } from "./resources/replays.ts";
-import { sessionRoutes, sessionSchemas } from "./resources/sessions.ts";
-import { statsRoutes, statsSchemas } from "./resources/stats.ts";
-import { testEventRoutes } from "./resources/testEvent.ts";
+import { adminRoutes, adminSchemas } from "./resources/admin/index.ts";
+import { apiKeyRoutes, apiKeySchemas } from "./resources/apiKeys/index.ts";
+import { appRoutes, appSchemas } from "./resources/apps/index.ts";
+import { attemptRoutes, attemptSchemas } from "./resources/attempts/index.ts";
+import {
+  endpointHealthRoutes,
+  endpointHealthSchemas,
+  endpointRoutes,
+  endpointSchemas,
+  endpointSecretRoutes,
+  endpointSecretSchemas,
+  testEventRoutes,
+} from "./resources/endpoints/index.ts";
+import {
+  dryRunRoutes,
+  dryRunSchemas,
+  eventDeliveryRoutes,
+  eventErasureRoutes,
+  eventRoutes,
+  eventSchemas,
+} from "./resources/events/index.ts";
+import {
+  eventTypeRoutes,
+  eventTypeSchemas,
+  jsonSchemaRoutes,
+  jsonSchemaSchemas,
+} from "./resources/eventTypes/index.ts";
+import { operationalRoutes, operationalSchemas } from "./resources/operational/index.ts";
+import { replayRoutes, replaySchemas } from "./resources/replays/index.ts";
+import {
+  dashboardSessionRoutes,
+  dashboardSessionSchemas,
+  sessionRoutes,
+  sessionSchemas,
+} from "./resources/sessions/index.ts";
+import { statsRoutes, statsSchemas } from "./resources/stats/index.ts";
 
 /** Every route the gateway serves under /v3, /admin and /session: registered on Express and documented from here. */
 export const routes: RouteSpec[] = [

@@ -2,14 +2,14 @@ import { endpointSecretContext, newId } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
 import { invalid, missing } from "../http/errors.ts";
 import { resolveApp, withLiveApp } from "../resources/common.ts";
+import { deleteEndpoint } from "../resources/endpoints/crud.ts";
 import {
   checkEndpointRoom,
   checkEventTypes,
   checkSecret,
   generateSecret,
-} from "../resources/endpointInput.ts";
-import { serializeEndpoint } from "../resources/endpointObject.ts";
-import { deleteEndpoint } from "../resources/endpoints.ts";
+} from "../resources/endpoints/input.ts";
+import { serializeEndpoint } from "../resources/endpoints/object.ts";
 
 /** How long a listen endpoint outlives its last renewal (its socket's gateway renews it every 20 s). */
 export const LEASE_MS = 60_000;

@@ -1,5 +1,5 @@
 import type { RouteSpec, Schema } from "../http/route.ts";
-import { operationalWebhooks } from "../resources/operationalCatalog.ts";
+import { operationalWebhooks } from "../resources/operational/catalog.ts";
 
 /**
  * The OpenAPI 3.1 document, built from the same route table and schemas the gateway

@@ -42,7 +42,7 @@ export const deletedSchema = (object: string): Schema => ({
 
 /**
  * An app named by its id or by the caller's uid, within one account; another account's, and a
- * deleted one, is a 404. The account's operational app (operational.ts) is only for reads that
+ * deleted one, is a 404. The account's operational app (operational/crud.ts) is only for reads that
  * say `operational: "allow"`: nothing is sent to it, nor changed in it, through the app.
  */
 export async function resolveApp(

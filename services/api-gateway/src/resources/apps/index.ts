@@ -1,0 +1,204 @@
+import { isId, newId } from "@herald/db";
+import type { Ctx } from "../../context.ts";
+import { conflict, invalid, notFound } from "../../http/errors.ts";
+import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
+import { listOf, type RouteSpec, ref, type Schema } from "../../http/route.ts";
+import { checkScope, deleted, deletedSchema, iso, resolveApp, timestamp } from "../common.ts";
+
+type AppRow = { id: string; uid: string | null; name: string; createdAt: Date; updatedAt: Date };
+
+export const serializeApp = (a: AppRow) => ({
+  id: a.id,
+  object: "app" as const,
+  uid: a.uid,
+  name: a.name,
+  created_at: iso(a.createdAt),
+  updated_at: iso(a.updatedAt),
+});
+
+const uid: Schema = {
+  type: "string",
+  minLength: 1,
+  maxLength: 256,
+  pattern: "^[A-Za-z0-9._-]+$",
+  description:
+    "Your own id for this customer, unique in your account: 1 to 256 of A-Z a-z 0-9 . _ -, not starting with app_.",
+};
+const name: Schema = {
+  type: "string",
+  minLength: 1,
+  maxLength: 256,
+  description: "Shown in the portal and the dashboard.",
+};
+
+export const appSchemas: Record<string, Schema> = {
+  App: {
+    type: "object",
+    required: ["id", "object", "uid", "name", "created_at", "updated_at"],
+    properties: {
+      id: { type: "string", examples: ["app_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
+      object: { const: "app" },
+      uid: { type: ["string", "null"] },
+      name: { type: "string" },
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+  },
+};
+
+function checkUid(value: unknown): void {
+  if (typeof value === "string" && value.startsWith("app_")) {
+    throw invalid("uid", "uid must not start with 'app_': that prefix is reserved for app ids.");
+  }
+}
+
+async function uniqueUid<T>(run: () => Promise<T>, value: string | undefined): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if ((err as { code?: string }).code === "P2002")
+      throw conflict("resource_exists", `An app with uid '${value}' already exists.`, "uid");
+    throw err;
+  }
+}
+
+type CreateBody = { uid?: string; name: string };
+
+export const appRoutes: RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v3/apps",
+    auth: "account",
+    tag: "Apps",
+    summary: "Create an app",
+    description:
+      "An app is the record of one of your customers. Pass `uid` to name it by your own id from then on.",
+    body: { type: "object", additionalProperties: false, required: ["name"], properties: { uid, name } },
+    response: { status: 201, schema: ref("App"), description: "The app." },
+    async handler({ account, body, deps }: Ctx<object, object, CreateBody>) {
+      checkUid(body.uid);
+      const app = await uniqueUid(
+        () =>
+          deps.prisma.app.create({
+            data: { id: newId("app"), accountId: account.id, uid: body.uid ?? null, name: body.name },
+          }),
+        body.uid,
+      );
+      return { status: 201, body: serializeApp(app) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/apps",
+    auth: "account",
+    tag: "Apps",
+    summary: "List apps",
+    query: { type: "object", additionalProperties: false, properties: { ...pagingProperties } },
+    response: { status: 200, schema: listOf("App"), description: "A page of apps, newest first." },
+    async handler({ account, query, deps }: Ctx<object, PageQuery>) {
+      const cursor = await cursorOf(query, (id) => (isId("app", id) ? id : null));
+      const rows = await deps.prisma.app.findMany({
+        where: {
+          accountId: account.id,
+          deletedAt: null,
+          operational: false,
+          ...(cursor.id ? { id: cursor.id } : {}),
+        },
+        orderBy: { id: cursor.order },
+        take: cursor.take,
+      });
+      const list = toList(rows, cursor, query.limit);
+      return { body: { ...list, data: list.data.map(serializeApp) } };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/apps/{app}",
+    auth: "account",
+    portal: "read",
+    tag: "Apps",
+    summary: "Retrieve an app",
+    params: { app: "The app's id or uid." },
+    response: { status: 200, schema: ref("App"), description: "The app." },
+    async handler({ account, params, deps }: Ctx<{ app: string }>) {
+      const { id } = await resolveApp(deps.prisma, account.id, params.app, "app", { operational: "allow" });
+      checkScope(account, id, "app", params.app, "app");
+      return { body: serializeApp(await deps.prisma.app.findUniqueOrThrow({ where: { id } })) };
+    },
+  },
+  {
+    method: "post",
+    path: "/v3/apps/{app}",
+    auth: "account",
+    tag: "Apps",
+    summary: "Update an app",
+    params: { app: "The app's id or uid." },
+    body: {
+      type: "object",
+      additionalProperties: false,
+      properties: { uid: { ...uid, type: ["string", "null"] }, name },
+    },
+    response: { status: 200, schema: ref("App"), description: "The updated app." },
+    async handler({
+      account,
+      params,
+      body,
+      deps,
+    }: Ctx<{ app: string }, object, Partial<{ uid: string | null; name: string }>>) {
+      checkUid(body.uid);
+      const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      const app = await uniqueUid(async () => {
+        try {
+          // Not an app deleted since it was resolved: its uid must stay free.
+          const { count } = await deps.prisma.app.updateMany({
+            where: { id, deletedAt: null },
+            data: { ...body, updatedAt: new Date() },
+          });
+          if (!count) throw notFound("app", params.app, "app");
+          return await deps.prisma.app.findUniqueOrThrow({ where: { id } });
+        } finally {
+          deps.caches.apps.clear();
+        }
+      }, body.uid ?? undefined);
+      return { body: serializeApp(app) };
+    },
+  },
+  {
+    method: "delete",
+    path: "/v3/apps/{app}",
+    auth: "account",
+    tag: "Apps",
+    summary: "Delete an app",
+    description:
+      "Deletes the app with its endpoints, events, deliveries and attempts. It is gone from every read at once, its `uid` free again, and nothing more is sent to its endpoints; what it held is removed in the background.",
+    params: { app: "The app's id or uid." },
+    response: { status: 200, schema: deletedSchema("app"), description: "The app was deleted." },
+    async handler({ account, params, deps }: Ctx<{ app: string }>) {
+      const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      const deletedAt = new Date();
+      // Marked here, in one short transaction; the dispatcher deletes the rows in bounded
+      // batches (app.deleted.v1), so a large app neither holds this request nor locks out
+      // the results being recorded meanwhile.
+      const row = await deps.prisma.$transaction(async (tx) => {
+        const marked = await tx.app.updateMany({
+          where: { id, deletedAt: null },
+          data: { deletedAt, uid: null, updatedAt: deletedAt },
+        });
+        if (!marked.count) throw notFound("app", params.app, "app");
+        await tx.endpoint.updateMany({ where: { appId: id, deletedAt: null }, data: { deletedAt } });
+        await tx.session.updateMany({
+          where: { appId: id, revokedAt: null },
+          data: { revokedAt: deletedAt },
+        });
+        return deps.outbox.stage(tx, "app.deleted.v1", {
+          app_id: id,
+          account_id: account.id,
+          deleted_at: deletedAt.toISOString(),
+        });
+      });
+      deps.outbox.publishAfterCommit([row]);
+      deps.caches.apps.clear();
+      return { body: deleted(id, "app") };
+    },
+  },
+];

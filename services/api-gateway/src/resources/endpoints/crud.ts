@@ -1,0 +1,350 @@
+import { endpointSecretContext, isId, newId, type Prisma, type PrismaClient } from "@herald/db";
+import type { Notice } from "@herald/db/lifecycle";
+import type { Account, Ctx, Deps } from "../../context.ts";
+import { notFound } from "../../http/errors.ts";
+import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
+import { listOf, type RouteSpec, ref } from "../../http/route.ts";
+import {
+  appIdWhere,
+  appRef,
+  checkScope,
+  deleted,
+  deletedSchema,
+  listAppFilter,
+  resolveApp,
+  withLiveApp,
+} from "../common.ts";
+import {
+  checkOperationalTypes,
+  disabledByHand,
+  recoveredByHand,
+  stageInPrisma,
+} from "../operational/notices.ts";
+import { type AuthInput, authColumns, authFields, checkTokenFollows, openAuth } from "./auth.ts";
+import { checkHeadersFollow, keepRedacted, openHeaders, sealHeaders } from "./headers.ts";
+import {
+  checkEndpointRoom,
+  checkEventTypes,
+  checkFilter,
+  checkHeaders,
+  checkNotListening,
+  checkSecret,
+  checkUrl,
+  endpointFields,
+  generateSecret,
+} from "./input.ts";
+import { serializeEndpoint } from "./object.ts";
+import { heldBehind } from "./order.ts";
+
+/** A page of the account's live endpoints matching `where`, newest first. */
+export async function endpointPage(
+  deps: Deps,
+  accountId: string,
+  where: Prisma.EndpointWhereInput,
+  query: PageQuery,
+) {
+  const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
+  const rows = await deps.prisma.endpoint.findMany({
+    where: { accountId, deletedAt: null, ...where, ...(cursor.id ? { id: cursor.id } : {}) },
+    orderBy: { id: cursor.order },
+    take: cursor.take,
+    include: { flow: true },
+  });
+  const list = toList(rows, cursor, query.limit);
+  return { ...list, data: list.data.map((e) => serializeEndpoint(e)) };
+}
+
+/** A live (not deleted) endpoint of the account; anything else is a 404. */
+export async function findEndpoint(
+  prisma: Pick<PrismaClient, "endpoint">,
+  account: Account,
+  id: string,
+  param = "id",
+) {
+  const found = isId("endpoint", id)
+    ? await prisma.endpoint.findFirst({
+        where: { id, accountId: account.id, deletedAt: null },
+        include: { flow: true, app: { select: { operational: true } } },
+      })
+    : null;
+  if (!found) throw notFound("endpoint", id, param);
+  checkScope(account, found.appId, "endpoint", id, param);
+  return found;
+}
+
+const byId = { id: "The endpoint's id." };
+
+/** A flow with no pause, slow-down or run of failures; the gate looks at its queue at once. */
+const FRESH_FLOW = {
+  failures: 0,
+  opens: 0,
+  pauseReason: null,
+  pausedUntil: null,
+  probeAttemptId: null,
+  limitNow: null,
+  slowUntil: null,
+  nextReleaseAt: new Date(0),
+};
+
+/**
+ * Makes the endpoint's flow fresh; true when that ended an open breaker (a pause told as
+ * `endpoint.paused`). A conditional update first, so of requests resetting it at once only
+ * the one that found it paused says so (a Retry-After pause, never told, ends untold).
+ */
+async function freshFlow(tx: Prisma.TransactionClient, endpointId: string): Promise<boolean> {
+  const ended = await tx.endpointFlow.updateMany({
+    where: { endpointId, pauseReason: "not_responding" },
+    data: FRESH_FLOW,
+  });
+  if (ended.count === 1) return true;
+  await tx.endpointFlow.updateMany({ where: { endpointId }, data: FRESH_FLOW });
+  return false;
+}
+
+type EndpointInput = AuthInput & {
+  url?: string;
+  description?: string;
+  event_types?: string[];
+  headers?: Record<string, string>;
+  disabled?: boolean;
+  rate_limit?: number | null;
+  max_in_flight?: number | null;
+  ordering?: "none" | "fifo";
+  filter?: Record<string, unknown> | null;
+};
+
+/** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
+async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, operational: boolean) {
+  return {
+    ...(body.url !== undefined ? { url: checkUrl(body.url) } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.event_types !== undefined
+      ? {
+          eventTypes: operational
+            ? checkOperationalTypes(body.event_types)
+            : await checkEventTypes(deps.prisma, accountId, body.event_types),
+        }
+      : {}),
+    ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
+    ...(body.rate_limit !== undefined ? { rateLimit: body.rate_limit } : {}),
+    ...(body.max_in_flight !== undefined ? { maxInFlight: body.max_in_flight } : {}),
+    ...(body.ordering !== undefined ? { ordering: body.ordering } : {}),
+    ...(body.filter !== undefined ? { filter: checkFilter(body.filter) } : {}),
+    ...(body.disabled !== undefined
+      ? {
+          disabled: body.disabled,
+          disabledReason: body.disabled ? "Disabled through the API." : null,
+          failingSince: null,
+        }
+      : {}),
+  };
+}
+
+export type CreateInput = EndpointInput & { url: string; secret?: string };
+
+/** Creates an endpoint of `app` (named by `ref` in the request), checked, with its secret. */
+export async function createEndpoint(
+  deps: Deps,
+  account: Account,
+  app: { id: string; ref: string; operational: boolean },
+  body: CreateInput,
+) {
+  const input = await checkedInput(deps, account.id, body, app.operational);
+  const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
+  const id = newId("endpoint");
+  const created = await withLiveApp(deps.prisma, { id: app.id, ref: app.ref, param: "app" }, async (tx) => {
+    await checkEndpointRoom(tx, app.id, app.ref, deps.config.endpointsPerAppMax);
+    return tx.endpoint.create({
+      data: {
+        id,
+        accountId: account.id,
+        appId: app.id,
+        url: input.url!,
+        ...input,
+        ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
+        ...authColumns(deps.secrets, id, body, {}),
+        secret: deps.secrets.seal(secret, endpointSecretContext(id)),
+        flow: { create: {} },
+      },
+      include: { flow: true },
+    });
+  });
+  return serializeEndpoint(created);
+}
+
+/**
+ * Marks the endpoint deleted and announces it (`endpoint.deleted.v1`: the dispatcher drops its
+ * open deliveries), in one transaction; false when it was deleted already.
+ */
+export async function deleteEndpoint(deps: Deps, accountId: string, endpointId: string): Promise<boolean> {
+  const deletedAt = new Date();
+  const row = await deps.prisma.$transaction(async (tx) => {
+    const changed = await tx.endpoint.updateMany({
+      where: { id: endpointId, accountId, deletedAt: null },
+      data: { deletedAt },
+    });
+    if (changed.count === 0) return null;
+    return deps.outbox.stage(tx, "endpoint.deleted.v1", {
+      endpoint_id: endpointId,
+      account_id: accountId,
+      deleted_at: deletedAt.toISOString(),
+    });
+  });
+  if (row) deps.outbox.publishAfterCommit([row]);
+  return row !== null;
+}
+
+export const endpointRoutes: RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v3/endpoints",
+    auth: "account",
+    portal: "write",
+    tag: "Endpoints",
+    summary: "Create an endpoint",
+    description:
+      "Registers a URL of one app. Without `secret` a new one is made; read it with `GET /v3/endpoints/{id}/secret`.",
+    formJson: ["filter"],
+    body: {
+      type: "object",
+      additionalProperties: false,
+      required: ["app", "url"],
+      properties: {
+        app: appRef,
+        ...endpointFields,
+        ...authFields,
+        secret: {
+          type: "string",
+          description: "A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes.",
+        },
+      },
+    },
+    response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
+    async handler({ account, body, deps }: Ctx<object, object, CreateInput & { app: string }>) {
+      const app = await resolveApp(deps.prisma, account.id, body.app, "app");
+      checkScope(account, app.id, "app", body.app, "app");
+      return { status: 201, body: await createEndpoint(deps, account, { ...app, ref: body.app }, body) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints",
+    auth: "account",
+    portal: "read",
+    tag: "Endpoints",
+    summary: "List endpoints",
+    query: { type: "object", additionalProperties: false, properties: { app: appRef, ...pagingProperties } },
+    response: { status: 200, schema: listOf("Endpoint"), description: "A page of endpoints, newest first." },
+    async handler({ account, query, deps }: Ctx<object, PageQuery & { app?: string }>) {
+      const apps = await listAppFilter(deps, account, query.app);
+      return { body: await endpointPage(deps, account.id, appIdWhere(apps), query) };
+    },
+  },
+  {
+    method: "get",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    portal: "read",
+    tag: "Endpoints",
+    summary: "Retrieve an endpoint",
+    params: byId,
+    response: { status: 200, schema: ref("Endpoint"), description: "The endpoint." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const endpoint = await findEndpoint(deps.prisma, account, params.id);
+      const heldBy = endpoint.flow?.heldBy;
+      const held =
+        heldBy === "ordering" || heldBy === "fan_out"
+          ? await heldBehind(deps, endpoint.id, heldBy === "fan_out")
+          : null;
+      return { body: serializeEndpoint(endpoint, held) };
+    },
+  },
+  {
+    method: "post",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    portal: "write",
+    tag: "Endpoints",
+    summary: "Update an endpoint",
+    description:
+      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`; `filter: null` removes the filter.",
+    formJson: ["filter"],
+    params: byId,
+    body: { type: "object", additionalProperties: false, properties: { ...endpointFields, ...authFields } },
+    response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
+    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
+      const found = await findEndpoint(deps.prisma, account, params.id);
+      checkNotListening(found);
+      const input = await checkedInput(deps, account.id, body, found.app.operational);
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
+        // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.
+        // Locked and read again first: what is kept (headers, secrets) is checked against the
+        // row as this update changes it, not as another update at once left it.
+        await tx.$executeRaw`SELECT 1 FROM endpoints WHERE id = ${found.id} FOR UPDATE`;
+        const current = await tx.endpoint.findUniqueOrThrow({ where: { id: found.id } });
+        if (input.url) {
+          checkHeadersFollow(current, input.url, input.headers);
+          checkTokenFollows(current, input.url, body.oauth2);
+        }
+        // `disabled` first, by a conditional update: of requests disabling (or enabling) it at
+        // once, only the one that changed it finds it changed, and tells of it.
+        const flipped =
+          body.disabled !== undefined &&
+          (
+            await tx.endpoint.updateMany({
+              where: { id: found.id, deletedAt: null, disabled: !body.disabled },
+              data: { disabled: body.disabled },
+            })
+          ).count === 1;
+        const headers = input.headers
+          ? sealHeaders(
+              deps.secrets,
+              found.id,
+              keepRedacted(input.headers, openHeaders(deps.secrets, current)),
+            )
+          : {};
+        const auth = authColumns(deps.secrets, found.id, body, openAuth(deps.secrets, current)) ?? {};
+        const endpoint = await tx.endpoint.update({
+          where: { id: found.id },
+          data: { ...input, ...headers, ...auth, updatedAt: new Date() },
+          include: { flow: true },
+        });
+        // Told to the operational endpoints in this transaction, so never lost (operational.ts).
+        const notices: Notice[] = [];
+        if (flipped && body.disabled) notices.push(disabledByHand(found.id, endpoint.updatedAt));
+        // Enabled again, or a new URL: a pause or slow-down of what was there before is over.
+        const enabled = flipped && body.disabled === false;
+        const moved = input.url !== undefined && input.url !== current.url;
+        if (!enabled && !moved) return { endpoint, told: await stageInPrisma(tx, notices) };
+        const pauseEnded = await freshFlow(tx, found.id);
+        // Told once the endpoint is sent to again: not while it stays disabled.
+        if ((enabled || pauseEnded) && !endpoint.disabled)
+          notices.push(recoveredByHand(found.id, endpoint.updatedAt, enabled ? "enabled" : "new_url"));
+        return {
+          endpoint: await tx.endpoint.findUniqueOrThrow({ where: { id: found.id }, include: { flow: true } }),
+          told: await stageInPrisma(tx, notices),
+        };
+      });
+      deps.outbox.publishAfterCommit(updated.told);
+      return { body: serializeEndpoint(updated.endpoint) };
+    },
+  },
+  {
+    method: "delete",
+    path: "/v3/endpoints/{id}",
+    auth: "account",
+    portal: "write",
+    tag: "Endpoints",
+    summary: "Delete an endpoint",
+    description:
+      "Nothing more is sent to it. Its pending retries are dropped (those deliveries become `dropped`); its deliveries and attempts stay readable.",
+    params: byId,
+    response: { status: 200, schema: deletedSchema("endpoint"), description: "The endpoint was deleted." },
+    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+      const found = await findEndpoint(deps.prisma, account, params.id);
+      if (!(await deleteEndpoint(deps, account.id, found.id))) throw notFound("endpoint", found.id);
+      return { body: deleted(found.id, "endpoint") };
+    },
+  },
+];
