@@ -5,7 +5,7 @@ import { buildOpenApi } from "../../services/api-gateway/src/openapi/document.ts
 import { componentSchemas, routes } from "../../services/api-gateway/src/routes.ts";
 
 /** Checks a response body against the OpenAPI document's schema: the docs must match the code. */
-export const openapi = buildOpenApi(routes, componentSchemas);
+export const openapi = buildOpenApi(routes, componentSchemas, "http://localhost:8080");
 const ajv = new Ajv2020.default({ strict: false, allErrors: true });
 addFormats.default(ajv);
 ajv.addSchema({ $id: "herald", components: openapi.components } as object);

@@ -9,7 +9,8 @@ import { typesFromOpenApi } from "./openapiTypes.ts";
 export const generatedPath = fileURLToPath(new URL("../src/generated/openapi.ts", import.meta.url));
 
 export function openApiDocument() {
-  return buildOpenApi(routes, componentSchemas);
+  // The server is the one thing an installation changes; the types do not use it.
+  return buildOpenApi(routes, componentSchemas, "http://localhost:8080");
 }
 
 /** The generated file's text for the current document. */

@@ -19,7 +19,7 @@ import { PAGE_CSP, securityHeaders } from "./http/securityHeaders.ts";
 import { attachListen, type ListenSockets } from "./listen/socket.ts";
 import { renderDocsPage } from "./openapi/docsPage.ts";
 import { buildOpenApi } from "./openapi/document.ts";
-import { Outbox } from "./outbox.ts";
+import { OutboxRelay } from "./outboxRelay.ts";
 import { servePages } from "./pages.ts";
 import { sealLegacyHeaders } from "./resources/endpoints/headers.ts";
 import { componentSchemas, routes } from "./routes.ts";
@@ -107,7 +107,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     dbOutage,
     placeholders: new Placeholders(prisma, logger),
   };
-  const openapi = buildOpenApi(routes, componentSchemas);
+  const openapi = buildOpenApi(routes, componentSchemas, config.publicUrl);
   const docsPage = renderDocsPage(openapi);
 
   new Gauge({

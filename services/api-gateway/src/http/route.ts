@@ -1,4 +1,5 @@
 import type { Ctx, Reply } from "../context.ts";
+import type { Tag } from "../openapi/tags.ts";
 
 /**
  * One declarative route. The table of these (routes.ts) is registered on Express and turned
@@ -25,7 +26,7 @@ export type RouteSpec = {
    * always does.
    */
   apiKeyOnly?: true;
-  tag: string;
+  tag: Tag;
   summary: string;
   description?: string;
   /** Path parameters, each a string, with their descriptions. */

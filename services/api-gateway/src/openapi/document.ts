@@ -1,5 +1,6 @@
 import type { RouteSpec, Schema } from "../http/route.ts";
 import { operationalWebhooks } from "../resources/operational/catalog.ts";
+import { TAGS, type Tag } from "./tags.ts";
 
 /**
  * The OpenAPI 3.1 document, built from the same route table and schemas the gateway
@@ -8,13 +9,14 @@ import { operationalWebhooks } from "../resources/operational/catalog.ts";
 export type OpenApiDocument = {
   openapi: string;
   info: Record<string, unknown>;
+  servers: { url: string; description: string }[];
   paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<string, Schema>;
     securitySchemes: Record<string, unknown>;
     responses: Record<string, unknown>;
   };
-  tags: { name: string; description?: string }[];
+  tags: { name: Tag; description: string }[];
   /** What Herald itself POSTs: the operational webhooks. */
   webhooks: Record<string, unknown>;
 };
@@ -182,13 +184,21 @@ function operation(route: RouteSpec): Operation {
   };
 }
 
-export function buildOpenApi(routes: RouteSpec[], schemas: Record<string, Schema>): OpenApiDocument {
+/**
+ * `publicUrl`: the gateway's address as its clients reach it (PUBLIC_URL), the document's one
+ * server.
+ */
+export function buildOpenApi(
+  routes: RouteSpec[],
+  schemas: Record<string, Schema>,
+  publicUrl: string,
+): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   for (const route of routes) {
     paths[route.path] ??= {};
     paths[route.path]![route.method] = operation(route);
   }
-  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAGS[name] }));
   return {
     openapi: "3.1.0",
     info: {
@@ -197,6 +207,7 @@ export function buildOpenApi(routes: RouteSpec[], schemas: Record<string, Schema
       description:
         "Herald delivers your product's events, signed, to the endpoints your customers register, retries what fails, and shows what happened. Every `/v3` call carries `Authorization: Bearer <API_KEY>`. Bodies are JSON or form-encoded with the same meaning.",
     },
+    servers: [{ url: publicUrl, description: "This installation of Herald." }],
     paths,
     webhooks: operationalWebhooks(),
     tags,
@@ -205,6 +216,13 @@ export function buildOpenApi(routes: RouteSpec[], schemas: Record<string, Schema
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", description: "An account's API key (`hk_…`)." },
         adminToken: { type: "http", scheme: "bearer", description: "The operator token set in ADMIN_TOKEN." },
+        webhookSignature: {
+          type: "apiKey",
+          in: "header",
+          name: "webhook-signature",
+          description:
+            "How your endpoint knows a webhook is Herald's: the Standard Webhooks signature, `v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body` under the endpoint's secret. Verify it with any Standard Webhooks library, or the SDK's `verifyWebhook`.",
+        },
       },
       responses: Object.fromEntries(
         Object.entries(errorResponses).map(([status, r]) => [

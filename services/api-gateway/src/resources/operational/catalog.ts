@@ -83,16 +83,25 @@ export const OPERATIONAL_CATALOG: Record<OperationalType, { description: string;
   },
 };
 
-/** Each type as a webhook of the OpenAPI document: the body its endpoints receive. */
+/** `endpoint.disabled` → `endpointDisabledWebhook`: the webhook's name in generated code. */
+const operationId = (name: string) =>
+  `${name.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Webhook`;
+
+/**
+ * Each type as a webhook of the OpenAPI document: the body its endpoints receive, signed as
+ * every delivery is (the document's `webhookSignature` scheme).
+ */
 export function operationalWebhooks(): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(OPERATIONAL_CATALOG).map(([name, t]) => [
       name,
       {
         post: {
+          operationId: operationId(name),
           summary: name,
           description: t.description,
           tags: ["Operational webhooks"],
+          security: [{ webhookSignature: [] }],
           requestBody: {
             required: true,
             content: {
