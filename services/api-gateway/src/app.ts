@@ -70,14 +70,14 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   const dbOutage = new DatabaseOutage(logger);
   const pool = createPool(config.databaseUrl, config.databasePoolSize, dbOutage);
   const prisma = createPrisma(pool);
-  let outbox: Outbox | null = null;
+  let outbox: OutboxRelay | null = null;
   const broker = new Broker({
     url: config.amqpUrl,
     prefix: config.amqpPrefix,
     logger,
     onConnected: () => void outbox?.kick(),
   });
-  outbox = new Outbox(prisma, pool, broker, logger, dbOutage, {
+  outbox = new OutboxRelay(prisma, pool, broker, logger, dbOutage, {
     relayIntervalMs: config.outboxRelayIntervalMs,
     relayAfterMs: config.outboxRelayAfterMs,
     eventsPerMessage: config.eventsPerMessage,

@@ -7,7 +7,7 @@ import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { EventWriter } from "./eventWriter.ts";
 import type { Placeholders } from "./http/idempotency.ts";
-import type { Outbox } from "./outbox.ts";
+import type { OutboxRelay } from "./outboxRelay.ts";
 import type { SchemaPool } from "./schemas/pool.ts";
 
 /** What a route handler may use. Handlers take what they need from here and nothing else. */
@@ -19,7 +19,7 @@ export type Deps = {
   caches: Caches;
   events: EventWriter;
   broker: Broker;
-  outbox: Outbox;
+  outbox: OutboxRelay;
   secrets: SecretBox;
   schemas: SchemaPool;
   logger: Logger;

@@ -6,9 +6,9 @@ import { dropEndpoint } from "./dropOpen.ts";
 /**
  * `herald listen` endpoints whose lease ran out (the gateway holding their socket died before it
  * could delete them): deleted, each with its `endpoint.deleted.v1` in the outbox in the same
- * statement, so it is announced even should this process die next; their open deliveries are
- * dropped here at once. 500 a pass at most, locked in id order (the lifecycle's locking rule).
- * Returns how many.
+ * statement, so it is announced even should this process die next (the gateway's outbox relay
+ * publishes it: packages/db/src/outbox); their open deliveries are dropped here at once. 500 a
+ * pass at most, locked in id order (the lifecycle's locking rule). Returns how many.
  */
 export async function endListeners(deps: DispatcherDeps): Promise<number> {
   const { rows } = await deps.db.query<{ id: string; account_id: string; deleted_at: Date }>(

@@ -2,8 +2,8 @@ import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
 import type { AttemptCompletedV1, AttemptsCompletedV1 } from "@herald/contracts";
 import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
-import { announce } from "./announce.ts";
 import type { DispatcherDeps } from "./deps.ts";
+import { publishStaged } from "./publishStaged.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
 import { nextDelay } from "./retryPolicy.ts";
 
@@ -103,7 +103,7 @@ async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>
     else if (c.change === "resumed") logger.info(line, "endpoint answering again: held attempts resume");
     else logger.info(line, "endpoint slowed down: fewer attempts in flight until then");
   }
-  await announce(deps, staged);
+  await publishStaged(deps, staged);
   // Room was made where attempts wait for it: the next go now, not at the gate's next poll.
   await releaseAttempts(deps, { endpoints: release });
   // After the commit. Should a publish be lost, the sweeper sends the attempt once overdue.

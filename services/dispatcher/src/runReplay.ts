@@ -1,7 +1,7 @@
 import type { ReplayRequestedV1 } from "@herald/contracts";
 import { completeReplay, type ReplaySpec, replayBatch, startReplay } from "@herald/db/lifecycle";
-import { announce } from "./announce.ts";
 import type { DispatcherDeps } from "./deps.ts";
+import { publishStaged } from "./publishStaged.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
 import { SLICE_MS } from "./slices.ts";
 
@@ -45,5 +45,5 @@ export async function runReplay(deps: DispatcherDeps, message: ReplayRequestedV1
     if (batch.attemptIds.length) await releaseAttempts(deps, endpoints);
     more = batch.more;
   }
-  await announce(deps, await completeReplay(db, message.replay_id));
+  await publishStaged(deps, await completeReplay(db, message.replay_id));
 }

@@ -21,14 +21,7 @@ export {
   type OutOfOrder,
 } from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
-export {
-  flowNotice,
-  type Notice,
-  OPERATIONAL_TYPES,
-  type OperationalType,
-  type StagedMessage,
-  stageNotices,
-} from "./operational.ts";
+export { flowNotice, type Notice, OPERATIONAL_TYPES, type OperationalType, stageNotices } from "./operational.ts";
 export {
   createRanges,
   dropRange,

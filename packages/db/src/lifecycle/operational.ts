@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import { insertOutboxRows } from "../outbox.ts";
+import { insertOutboxRows, type StagedMessage, type Statements } from "../outbox/index.ts";
 import type { Queryable } from "../pool.ts";
 import type { FlowChange } from "./flow.ts";
 
@@ -8,7 +8,9 @@ import type { FlowChange } from "./flow.ts";
  * account registered for it, in its operational app (one an account at most, `apps.operational`).
  * Each is an ordinary event of that app, so it is delivered, signed, retried and logged like any
  * other; it is written in the transaction of the change it tells of, with its `event.created.v1`
- * in the outbox, so a change committed is never left untold.
+ * in the outbox (packages/db/src/outbox), so a change committed is never left untold. The caller
+ * publishes what was staged after its commit (the dispatcher's publishStaged.ts, the gateway's
+ * OutboxRelay), and the outbox's relay whatever that missed.
  *
  * Nothing is told about the operational app's own endpoints, so a notice's delivery failing
  * never makes another notice (no loops), and nothing is stored for an account with no endpoint
@@ -36,22 +38,12 @@ export type Notice = {
   eventId?: string;
 };
 
-/** An outbox row written with a notice: publish it after the commit, then delete it. */
-export type StagedMessage = {
-  id: string;
-  name: "event.created.v1";
-  messageId: string;
-  payload: { event_id: string; account_id: string; app_id: string; type: string; created_at: string };
-};
-
 /**
  * Writes each notice as an event of its account's operational app, with its outbox row, in the
- * caller's transaction: only where the app has an enabled endpoint that receives its type, and
- * never about the operational app's own endpoints. Returns the outbox rows written.
+ * caller's transaction (a pg client, or an adapter of a Prisma transaction): only where the app
+ * has an enabled endpoint that receives its type, and never about the operational app's own
+ * endpoints. Returns the outbox rows written.
  */
-/** What stageNotices runs its statement on: a pg client, or an adapter of a Prisma transaction. */
-export type Statements = { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> };
-
 export async function stageNotices(db: Queryable | Statements, notices: Notice[]): Promise<StagedMessage[]> {
   if (!notices.length) return [];
   const now = new Date();

@@ -1,7 +1,8 @@
 import { newId } from "../ids.ts";
+import type { StagedMessage } from "../outbox/index.ts";
 import { inTransaction, type Pool, type Queryable } from "../pool.ts";
 import { lockDeliveries } from "./locks.ts";
-import { type StagedMessage, stageNotices } from "./operational.ts";
+import { stageNotices } from "./operational.ts";
 
 /**
  * Which of an endpoint's `failed` deliveries a replay takes (replay.requested.v1): never those

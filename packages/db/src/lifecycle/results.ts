@@ -1,9 +1,10 @@
+import type { StagedMessage } from "../outbox/index.ts";
 import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
 import { type FlowChange, type FlowSettings, releasedByResults } from "./flow.ts";
-import { flowNotice, type StagedMessage, stageNotices } from "./operational.ts";
+import { flowNotice, stageNotices } from "./operational.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {

@@ -1,7 +1,8 @@
 import type { Prisma } from "@herald/db";
 import { type Notice, OPERATIONAL_TYPES, type OperationalType, stageNotices } from "@herald/db/lifecycle";
+import type { OutboxRow } from "@herald/db/outbox";
 import { invalid } from "../../http/errors.ts";
-import type { OutboxRow } from "../../outbox.ts";
+import { inPrisma } from "../../outboxRelay.ts";
 
 /**
  * The gateway's part of operational webhooks (the lifecycle's operational.ts tells the rest):
@@ -56,10 +57,7 @@ export const replayCompleted = (r: {
 
 /** Writes notices in a Prisma transaction; returns their outbox rows, to publish after the commit. */
 export async function stageInPrisma(tx: Prisma.TransactionClient, notices: Notice[]): Promise<OutboxRow[]> {
-  const staged = await stageNotices(
-    { query: async (text, values) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }) },
-    notices,
-  );
+  const staged = await stageNotices(inPrisma(tx), notices);
   return staged.map((m) => ({
     id: BigInt(m.id),
     name: m.name,

@@ -1,35 +1,38 @@
 import { type BatchPublisher, type Broker, batchPublisher } from "@herald/broker";
 import type { EventCreatedV1, MessageName, MessageTypes } from "@herald/contracts";
-import { ASYNC_COMMIT, newId, type Pool, type Prisma, type PrismaClient, prepared } from "@herald/db";
+import { newId, type Pool, type Prisma, type PrismaClient } from "@herald/db";
 import type { DatabaseOutage } from "@herald/db/outage";
-import { insertOutboxRows } from "@herald/db/outbox";
+import {
+  claimForRelay,
+  deleteConfirmed,
+  deleteRows,
+  type OutboxRow,
+  type Statements,
+  stageMessage,
+} from "@herald/db/outbox";
 import { context, contextFrom, type Logger, traceHeaders } from "@herald/runtime";
 
 /**
- * The transactional outbox. A change and the message announcing it are written in one
- * transaction (`stage`); after commit the message is published with publisher confirms
- * (`publishAfterCommit`) and its row deleted once confirmed. The relay publishes every row
- * older than `relayAfterMs` that is still there: the broker was down, the process died
- * between commit and confirm, or the confirm was lost. A message can so be published twice;
- * consumers dedupe by the ids inside it (the dispatcher by event id).
+ * The gateway's use of the transactional outbox (the table and its statements:
+ * packages/db/src/outbox). A change and the message announcing it are written in one
+ * transaction (`stage`, or the event writer's group commit); after commit the message is
+ * published with publisher confirms (`publishAfterCommit`) and its row deleted once confirmed.
+ * The relay loop publishes every row older than `relayAfterMs` that is still there, whoever
+ * wrote it (the dispatcher's too): the broker was down, the process died between commit and
+ * confirm, or the confirm was lost. A message can so be published twice; consumers dedupe by
+ * the ids inside it (the dispatcher by event id).
  *
  * Accepted events are published several to a message (`events.created.v1`, at most
  * `eventsPerMessage`, EVENTS_PER_MESSAGE): those committed while the last ones were being
  * confirmed go together (the broker's batchPublisher), each row deleted once the message
  * carrying it is confirmed. The relay republishes rows one a message.
  */
-export type OutboxRow = { id: bigint; name: string; messageId: string; payload: unknown; headers: unknown };
-
 type Tx = Pick<Prisma.TransactionClient, "$queryRawUnsafe">;
 
-/**
- * Committed without waiting for the WAL's flush (ASYNC_COMMIT): a delete a crash forgets only
- * has its message published again by the relay, which consumers dedupe.
- */
-const DELETE_CONFIRMED = prepared(
-  "outbox-delete-confirmed",
-  `DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND ${ASYNC_COMMIT}`,
-);
+/** The outbox's statements, run in a Prisma transaction. */
+export const inPrisma = (tx: Tx): Statements => ({
+  query: async (text, values) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }),
+});
 
 export type OutboxOptions = {
   relayIntervalMs: number;
@@ -39,7 +42,7 @@ export type OutboxOptions = {
   eventsPerMessage?: number;
 };
 
-export class Outbox {
+export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private relaying: Promise<void> | null = null;
   private confirmed: bigint[] = [];
@@ -75,19 +78,8 @@ export class Outbox {
   }
 
   /** Writes a message inside the caller's transaction. */
-  async stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
-    const message = this.message(name, payload);
-    const [row] = await tx.$queryRawUnsafe<{ id: bigint }[]>(
-      insertOutboxRows(
-        "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS m(name, message_id, payload, headers, created_at)",
-      ),
-      [name],
-      [message.messageId],
-      [JSON.stringify(payload)],
-      [JSON.stringify(message.headers)],
-      [new Date()],
-    );
-    return { id: BigInt(row!.id), ...message };
+  stage<K extends MessageName>(tx: Tx, name: K, payload: MessageTypes[K]): Promise<OutboxRow> {
+    return stageMessage(inPrisma(tx), this.message(name, payload));
   }
 
   /** Publishes committed rows without making the caller wait; the relay covers any failure. */
@@ -131,9 +123,7 @@ export class Outbox {
     if (!this.confirmed.length) return;
     const ids = this.confirmed;
     this.confirmed = [];
-    this.flushing = this.pool
-      .query(DELETE_CONFIRMED([ids.map(String)]))
-      .then(() => undefined)
+    this.flushing = deleteConfirmed(this.pool, ids)
       .catch((err) => {
         // Left in place, the rows are republished by the relay; consumers dedupe.
         this.dbOutage.passFailed(err, "could not delete confirmed outbox rows", { rows: ids.length });
@@ -152,9 +142,7 @@ export class Outbox {
     let published = 0;
     await this.prisma.$transaction(
       async (tx) => {
-        const rows = await tx.$queryRaw<OutboxRow[]>`
-          SELECT id, name, message_id AS "messageId", payload, headers FROM outbox
-          WHERE created_at < ${before} ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`;
+        const rows = await claimForRelay(inPrisma(tx), before, batch);
         if (!rows.length) return;
         await Promise.all(
           rows.map((row) =>
@@ -164,7 +152,10 @@ export class Outbox {
             }),
           ),
         );
-        await tx.outboxMessage.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+        await deleteRows(
+          inPrisma(tx),
+          rows.map((r) => r.id),
+        );
         published = rows.length;
       },
       { timeout: 30_000 },
