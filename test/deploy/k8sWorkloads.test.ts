@@ -200,7 +200,7 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("the pods of %s"
       expect((heapMb + 60) * 1024 * 1024, where).toBeLessThanOrEqual(limit);
     }
     // The services themselves: 384 MiB, the heap cap and, beside it, the gateway's schema
-    // workers' heaps, the dispatcher's and senders' buffers of large messages (README, "Limits").
+    // workers' heaps, the dispatcher's and senders' buffers of large messages (docs/operations.md, "Limits").
     for (const service of serviceNames)
       expect(serviceContainer(objects, service).resources.limits.memory).toBe("384Mi");
   });

@@ -16,8 +16,8 @@ import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts";
  * `npm start` runs it: gateway, dispatcher and sender, each its own process. Each fault must
  * leave every process running, every accepted event delivered, and each outage logged once
  * per process, not once per retry; what it cost (answers other than 201, how soon events
- * were accepted and delivered again, duplicates) is printed, and the README's guarantees
- * quote it. Runs alone, and puts back what it stopped even when it fails.
+ * were accepted and delivered again, duplicates) is printed, and the guarantees in
+ * docs/delivery.md quote it. Runs alone, and puts back what it stopped even when it fails.
  */
 const PER_SECOND = 50;
 const PG_VERSION = readdirSync("/etc/postgresql")[0]!;

@@ -80,8 +80,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  // A figure for the README's memory budget, not an assertion: heaps are capped, and a process
-  // over its cap exits, which expectBystanderUnharmed asserts against.
+  // A figure for the memory budget (docs/operations.md, "Limits"), not an assertion: heaps are
+  // capped, and a process over its cap exits, which expectBystanderUnharmed asserts against.
   if (stack) console.log("limits suite: peak resident memory, MiB", stack.peakMemory());
   await bystander?.stop();
   await stack?.close();

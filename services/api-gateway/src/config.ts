@@ -35,7 +35,7 @@ export type GatewayConfig = {
   schemaWorkerHeapMb: number;
 };
 
-/** Every variable the gateway reads; `.env.example` and the README list the same. */
+/** Every variable the gateway reads; `.env.example` and docs/configuration.md list the same. */
 export function loadConfig(env: Env = process.env): GatewayConfig {
   const r = new ConfigReader(env);
   const adminToken = r.string("ADMIN_TOKEN");

@@ -71,7 +71,7 @@ export function loadConfig(env: Env = process.env): SenderConfig {
     // Messages over LARGE_MESSAGE_BYTES, first attempts or not: each up to about 3 MiB as
     // received (1.5 MiB of data, its quotes escaped), so 8 stay far inside the heap; and each
     // takes 10 to 50 ms of the event loop to read, so more at once would hold small ones back
-    // (README, "Limits").
+    // (docs/operations.md, "Limits").
     largeConcurrency: r.int("SENDER_LARGE_CONCURRENCY", 8, { min: 1, max: 1000 }),
     // 1 while dispatchers older than `attempts.completed.v1` still run (an upgrade's rollout).
     resultsPerMessage: r.int("SENDER_RESULTS_PER_MESSAGE", RESULTS_PER_MESSAGE, {
