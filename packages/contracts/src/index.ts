@@ -13,8 +13,16 @@
  * receives with `parseMessage`; a message that does not parse is dead-lettered, never requeued.
  */
 import { Ajv, type JSONSchemaType, type ValidateFunction } from "ajv";
+import type { ErrorKind } from "./errorKinds.ts";
 
 export type { EndpointAuth } from "./endpointAuth.ts";
+export {
+  countsAgainstEndpoint,
+  ERROR_KINDS,
+  type ErrorKind,
+  isErrorKind,
+  isUnreachable,
+} from "./errorKinds.ts";
 export { isSensitiveHeader, REDACTED, redactHeaders } from "./headers.ts";
 
 /** Written by the gateway with the event, in one transaction; the dispatcher fans it out. */
@@ -154,8 +162,11 @@ export type AttemptCompletedV1 = {
   response_status: number | null;
   /** The first 4 KiB of the response body. */
   response_body: string | null;
-  /** Why it failed: timeout, connection_error, dns_error, tls_error, http_error, blocked_destination. */
-  error: string | null;
+  /**
+   * Why it failed: one of ERROR_KINDS (errorKinds.ts). The schema takes any string, so that a
+   * kind a newer sender makes is recorded, not dead-lettered.
+   */
+  error: ErrorKind | null;
   duration_ms: number;
   /** From a Retry-After header on a 429 or 503. */
   retry_after_ms: number | null;

@@ -4,6 +4,7 @@ import {
   type AttemptCompletedV1,
   type AttemptRequestedV1,
   type EndpointAuth,
+  type ErrorKind,
   redactHeaders,
 } from "@herald/contracts";
 import {
@@ -161,7 +162,7 @@ async function relayed(
 }
 
 /** Makes one attempt: signs, POSTs, and reports what happened. Never throws. */
-function failure(error: string, started: number): Outcome {
+function failure(error: ErrorKind, started: number): Outcome {
   return {
     succeeded: false,
     response_status: null,
@@ -174,7 +175,7 @@ function failure(error: string, started: number): Outcome {
 
 export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
   const started = performance.now();
-  const failed = (error: string) => failure(error, started);
+  const failed = (error: ErrorKind) => failure(error, started);
   let url: URL;
   try {
     url = new URL(request.url);

@@ -1,8 +1,10 @@
+import type { ErrorKind } from "@herald/contracts";
+
 /**
  * Why an attempt failed, from the error of the request: every failure gets a kind a person
- * can act on.
+ * can act on (their meanings: @herald/contracts' ERROR_KINDS).
  */
-export function errorKind(err: unknown): string {
+export function errorKind(err: unknown): ErrorKind {
   const code = (err as { code?: string }).code ?? "";
   if (code === "HERALD_BLOCKED_DESTINATION") return "blocked_destination";
   if (code === "HERALD_PROXY_ERROR") return "proxy_error";

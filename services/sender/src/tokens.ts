@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { EndpointAuth } from "@herald/contracts";
+import type { EndpointAuth, ErrorKind } from "@herald/contracts";
 import type { Got } from "got";
 import { blockedLiteral } from "./destinations.ts";
 import { errorKind } from "./errorKind.ts";
@@ -27,7 +27,7 @@ export class TokenError extends Error {
    */
   constructor(
     message: string,
-    readonly kind = "auth_error",
+    readonly kind: ErrorKind = "auth_error",
   ) {
     super(message);
   }

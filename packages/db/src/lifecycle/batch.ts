@@ -1,3 +1,4 @@
+import { countsAgainstEndpoint } from "@herald/contracts/errorKinds";
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
 import { type DeliveryStatus, isOpen } from "../statuses.ts";
@@ -37,9 +38,6 @@ function days(ms: number): string {
   return d >= 1 ? `${+d.toFixed(1)} days` : `${Math.round(ms / 1000)} s`;
 }
 
-/** The sender's error kind for its egress proxy failing (services/sender/src/egress.ts). */
-const PROXY_ERROR = "proxy_error";
-
 /**
  * What follows one attempt's result, given its delivery and its endpoint as locked (the
  * endpoint state is updated in place, so the batch's results of one endpoint, taken in the
@@ -65,7 +63,7 @@ function nextStep(
   if (!endpoint) return { status: "dropped", ...ended };
   // The operator's egress proxy failing is not the endpoint's doing: it neither starts the
   // endpoint's failure clock nor disables it.
-  const counts = result.error !== PROXY_ERROR;
+  const counts = countsAgainstEndpoint(result.error);
   if (counts) endpoint.failing_since ??= result.completedAt;
   const failingFor = endpoint.failing_since
     ? result.completedAt.getTime() - endpoint.failing_since.getTime()

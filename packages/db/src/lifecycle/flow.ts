@@ -1,3 +1,5 @@
+import { isUnreachable } from "@herald/contracts/errorKinds";
+
 /**
  * The release gate's policy for one endpoint, as pure functions over its `endpoint_flows` row:
  * how many of its waiting attempts may go now (`admit`), and what an attempt's result changes
@@ -78,8 +80,6 @@ export function freshFlow(endpointId: string): Flow {
 
 export type EndpointLimits = { rate_limit: number | null; max_in_flight: number | null };
 
-/** Error kinds that say the endpoint could not be reached (the sender's `errorKind`). */
-const UNREACHABLE = new Set(["timeout", "connection_error", "dns_error", "tls_error"]);
 /** When held by the in-flight limit: results release sooner; this is the latest re-check. */
 const IN_FLIGHT_RECHECK_MS = 1000;
 
@@ -185,9 +185,10 @@ export function probeBackoff(opens: number, s: FlowSettings): number {
 /**
  * Applies one result to the endpoint's flow, in place, in the order results happened. Any
  * answer (whatever its status) clears the run of unreachable attempts and closes the breaker;
- * an unreachable attempt extends the run and opens the breaker at `breakerAfter`, or, when it
- * was the probe, pauses it again for a longer backoff. A 429 or 503 with Retry-After pauses the
- * whole endpoint; a 429, 502 or 504 without it halves the in-flight limit for a while.
+ * an unreachable attempt (its error kind `isUnreachable`) extends the run and opens the
+ * breaker at `breakerAfter`, or, when it was the probe, pauses it again for a longer backoff.
+ * A 429 or 503 with Retry-After pauses the whole endpoint; a 429, 502 or 504 without it halves
+ * the in-flight limit for a while.
  */
 export function afterResult(
   flow: Flow,
@@ -204,7 +205,7 @@ export function afterResult(
     until,
   });
   if (r.responseStatus === null) {
-    if (!r.error || !UNREACHABLE.has(r.error)) return null;
+    if (!isUnreachable(r.error)) return null;
     flow.failures += 1;
     const open = flow.pause_reason === "not_responding";
     if ((open && wasProbe) || (!open && flow.failures >= s.breakerAfter)) {

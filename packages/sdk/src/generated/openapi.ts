@@ -225,7 +225,7 @@ export type Attempt = {
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL: the response body says why. `invalid_url`: The URL does not parse. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -249,7 +249,7 @@ export type AttemptWithRequest = {
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), … */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL: the response body says why. `invalid_url`: The URL does not parse. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */

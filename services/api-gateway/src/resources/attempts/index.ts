@@ -1,4 +1,4 @@
-import { redactHeaders, webhookPayload } from "@herald/contracts";
+import { ERROR_KINDS, redactHeaders, webhookPayload } from "@herald/contracts";
 import { isId, type PrismaClient } from "@herald/db";
 import { ATTEMPT_STATUSES } from "@herald/db/statuses";
 import type { Account, Ctx, Deps } from "../../context.ts";
@@ -93,8 +93,9 @@ const attemptSchema: Schema = {
     },
     error: {
       type: ["string", "null"],
-      description:
-        "Why the attempt failed: `timeout`, `connection_error`, `dns_error`, `http_error`, `blocked_destination`, `proxy_error` (the egress proxy failed: not the endpoint's doing), `auth_error` (no OAuth2 token could be had), …",
+      description: `Why the attempt failed, one of: ${Object.entries(ERROR_KINDS)
+        .map(([kind, meaning]) => `\`${kind}\`: ${meaning}`)
+        .join(" ")}`,
     },
     duration_ms: { type: ["integer", "null"] },
     trace_id: { type: ["string", "null"], description: "The OpenTelemetry trace of the event." },

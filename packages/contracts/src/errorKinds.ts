@@ -1,0 +1,50 @@
+/**
+ * Why an attempt failed: the `error` of `attempt.completed.v1`, of an attempt row and of the
+ * API's attempt object. Senders make them (services/sender/src/errorKind.ts, deliver.ts,
+ * tokens.ts); the dispatcher decides by them (`countsAgainstEndpoint`, `isUnreachable`); the
+ * API reference and the portal show their meanings from here. No I/O here, and a subpath of
+ * its own (`@herald/contracts/errorKinds`), so the pages can import it without the schemas.
+ *
+ * Each meaning is a few words for the people whose endpoint it is; the README's table of error
+ * kinds says the same at length.
+ */
+export const ERROR_KINDS = {
+  timeout: "No response in time.",
+  connection_error: "The connection was refused, reset or closed before a response.",
+  dns_error: "The host name does not resolve.",
+  tls_error:
+    "The server's certificate was not accepted (expired, self-signed, untrusted or for another name).",
+  http_error: "The endpoint answered with a status other than 2xx.",
+  blocked_destination: "The host is, or resolves to, a private or reserved address.",
+  proxy_error: "The egress proxy failed, not the endpoint: this does not count toward disabling it.",
+  auth_error: "No OAuth2 token could be had from the token URL: the response body says why.",
+  invalid_url: "The URL does not parse.",
+} as const satisfies Record<string, string>;
+
+export type ErrorKind = keyof typeof ERROR_KINDS;
+
+export const isErrorKind = (value: string): value is ErrorKind => Object.hasOwn(ERROR_KINDS, value);
+
+/**
+ * The kinds that are the operator's failure, not the endpoint's: the egress proxy failing
+ * (services/sender/src/egress.ts). They neither start the endpoint's failure clock nor
+ * disable it.
+ */
+const NOT_THE_ENDPOINTS: ReadonlySet<string> = new Set<ErrorKind>(["proxy_error"]);
+
+/** Whether a failed attempt of this kind counts toward disabling its endpoint. */
+export const countsAgainstEndpoint = (kind: string | null): boolean =>
+  kind === null || !NOT_THE_ENDPOINTS.has(kind);
+
+/**
+ * The kinds that say the endpoint could not be reached (no answer at all): a run of them
+ * opens the endpoint's breaker (the lifecycle's flow.ts). Not `proxy_error`, the operator's.
+ */
+const UNREACHABLE: ReadonlySet<string> = new Set<ErrorKind>([
+  "timeout",
+  "connection_error",
+  "dns_error",
+  "tls_error",
+]);
+
+export const isUnreachable = (kind: string | null): boolean => kind !== null && UNREACHABLE.has(kind);
