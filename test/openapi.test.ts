@@ -74,6 +74,8 @@ describe("the API reference", () => {
     const html = await res.text();
     expect(html).toContain("/v3/endpoints/{id}/replay");
     expect(html).toContain("Idempotency-Key");
+    // It sends readers to the guide for the concepts (test/docs.test.ts checks the file exists).
+    expect(html).toContain("<code>docs/api-guide.md</code>");
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="https?:\/\//);
     // A strict policy: no script at all, nothing from elsewhere, no framing, no referrer.
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");

@@ -45,6 +45,9 @@ export function introSections(doc: OpenApiDocument): [string, string][] {
       p(description) +
         p(
           'Every path starts with `/v3`; responses are JSON. Every object carries `"object": "<kind>"` and belongs to one account: another account\'s object is a `404`, never a `403`, so ids cannot be probed. Wherever an app is named, in a path or a field, its `uid` works in place of its `id`.',
+        ) +
+        p(
+          "This page lists each route. How they fit together (accounts and keys, apps, event types and schemas, endpoints, filters, ordering, replay, portal links, operational webhooks), with examples, is in the API guide, `docs/api-guide.md` in Herald's repository; how an event is delivered, retried and kept, and what is guaranteed, in `docs/delivery.md` beside it.",
         ),
     ],
     [
