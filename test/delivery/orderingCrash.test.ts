@@ -1,5 +1,5 @@
+import { delayTiers, parseSchedule } from "@herald/db/lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { type ServiceProcess, spawnService, stopAll } from "../support/processes.ts";

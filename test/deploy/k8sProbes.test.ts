@@ -3,9 +3,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { delayTiers } from "@herald/db/lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig as dispatcherConfig } from "../../services/dispatcher/src/config.ts";
-import { delayTiers } from "../../services/dispatcher/src/retryPolicy.ts";
 import { AMQP_URL } from "../support/env.ts";
 import { createQueuePrefix, createTestDatabase } from "../support/isolation.ts";
 import {

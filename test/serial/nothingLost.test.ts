@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { promisify } from "node:util";
+import { delayTiers, parseSchedule } from "@herald/db/lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { deadPort } from "../support/ports.ts";

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
+import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "@herald/db/lifecycle";
 import pg from "pg";
-import { DEFAULT_SCHEDULE, delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { PG_URL } from "./env.ts";
 
 /** What a test's own `npm start` leaves behind: its queues (delay queues too), database and state folder. */

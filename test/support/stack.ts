@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
+import { delayTiers, parseSchedule } from "@herald/db/lifecycle";
 import { apiClient } from "./apiClient.ts";
 import { AMQP_URL } from "./env.ts";
 import { ADMIN_TOKEN, type Response } from "./gateway.ts";

@@ -1,7 +1,7 @@
+import { delayTiers, parseSchedule } from "@herald/db/lifecycle";
 import { createLogger, createRegistry } from "@herald/runtime";
 import { createDispatcher, type Dispatcher } from "../../services/dispatcher/src/app.ts";
 import { loadConfig as dispatcherConfig } from "../../services/dispatcher/src/config.ts";
-import { delayTiers, parseSchedule } from "../../services/dispatcher/src/retryPolicy.ts";
 import { createSender, type Sender } from "../../services/sender/src/app.ts";
 import { loadConfig as senderConfig } from "../../services/sender/src/config.ts";
 import { startGateway, type TestGateway } from "./gateway.ts";

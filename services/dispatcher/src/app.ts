@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { Broker, isTransientBrokerError } from "@herald/broker";
 import { isTransientDbError } from "@herald/db/errors";
+import { delayTiers } from "@herald/db/lifecycle";
 import { DatabaseOutage } from "@herald/db/outage";
 import { createPool } from "@herald/db/pool";
 import { closeServer, type Logger, type Registry, startHealthServer } from "@herald/runtime";
@@ -15,7 +16,6 @@ import { dispatcherMetrics } from "./metrics.ts";
 import { PUBLISH_BUDGET_BYTES } from "./publishAttempts.ts";
 import { recordResults } from "./recordResults.ts";
 import { startReleasing } from "./releaseAttempts.ts";
-import { delayTiers } from "./retryPolicy.ts";
 import { runReplay } from "./runReplay.ts";
 import { sendDue } from "./sendDue.ts";
 import { startSweeper } from "./sweeper.ts";

@@ -1,6 +1,10 @@
-import { type FlowSettings, RETENTION_MAX_SECONDS } from "@herald/db/lifecycle";
+import {
+  DEFAULT_SCHEDULE,
+  type FlowSettings,
+  parseSchedule,
+  RETENTION_MAX_SECONDS,
+} from "@herald/db/lifecycle";
 import { ConfigReader, type Env } from "@herald/runtime";
-import { DEFAULT_SCHEDULE, parseSchedule } from "./retryPolicy.ts";
 
 export type DispatcherConfig = {
   databaseUrl: string;

@@ -1,11 +1,10 @@
 import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
 import type { AttemptCompletedV1, AttemptsCompletedV1 } from "@herald/contracts";
-import { type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
+import { nextDelay, type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { publishStaged } from "./publishStaged.ts";
 import { releaseAttempts } from "./releaseAttempts.ts";
-import { nextDelay } from "./retryPolicy.ts";
 
 /**
  * Stage 3, `attempts.completed.v1` (and `attempt.completed.v1`), a batch at a time: records each attempt's outcome and

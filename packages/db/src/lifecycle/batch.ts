@@ -1,18 +1,12 @@
-import { countsAgainstEndpoint } from "@herald/contracts/errorKinds";
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
-import { type DeliveryStatus, isOpen } from "../statuses.ts";
+import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { afterResult, type Flow, type FlowChange, releasedByResults } from "./flow.ts";
-import {
-  type EndpointState,
-  type LockedDelivery,
-  lockDeliveries,
-  lockEndpoints,
-  lockFlows,
-} from "./locks.ts";
+import { lockDeliveries, lockEndpoints, lockFlows } from "./locks.ts";
 import { flowNotice, type Notice, stageNotices } from "./operational.ts";
-import type { AttemptResult, LocatedResult, Recorded, RecordedBatch, RetryPolicy } from "./results.ts";
+import type { AttemptResult, LocatedResult, Recorded, RecordedBatch } from "./results.ts";
+import { nextStep, type RetryPolicy, type Step } from "./retryPolicy.ts";
 
 type AttemptRow = {
   id: string;
@@ -24,79 +18,10 @@ type AttemptRow = {
   attempt_number: number;
 };
 
-type Step = {
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
-  retryDelayMs: number | null;
-  disabledReason: string | null;
-  /** The schedule ran out: failed, with the endpoint neither disabled nor deleted. */
-  exhausted?: true;
-};
-
-function days(ms: number): string {
-  const d = ms / 86_400_000;
-  return d >= 1 ? `${+d.toFixed(1)} days` : `${Math.round(ms / 1000)} s`;
-}
-
-/**
- * What follows one attempt's result, given its delivery and its endpoint as locked (the
- * endpoint state is updated in place, so the batch's results of one endpoint, taken in the
- * order they happened, see each other). A success ends the delivery and stops the endpoint's
- * failure clock. A failure starts the clock; once it has run for `disableAfterMs` the endpoint
- * is disabled and the delivery fails; otherwise the schedule decides: a retry, or `failed`
- * when it ran out. A delivery dropped or ended while the attempt was in flight keeps its status.
- */
-function nextStep(
-  result: AttemptResult,
-  attempt: AttemptRow,
-  delivery: LockedDelivery,
-  endpoint: EndpointState | undefined,
-  policy: RetryPolicy,
-): Step {
-  const ended = { nextAttemptAt: null, retryDelayMs: null, disabledReason: null };
-  if (result.succeeded) {
-    if (endpoint) endpoint.failing_since = null;
-    return { status: "succeeded", ...ended };
-  }
-  if (!isOpen(delivery.status)) return { status: delivery.status, ...ended };
-  // Not found: the endpoint's app is being deleted; nothing more is sent to it.
-  if (!endpoint) return { status: "dropped", ...ended };
-  // The operator's egress proxy failing is not the endpoint's doing: it neither starts the
-  // endpoint's failure clock nor disables it.
-  const counts = countsAgainstEndpoint(result.error);
-  if (counts) endpoint.failing_since ??= result.completedAt;
-  const failingFor = endpoint.failing_since
-    ? result.completedAt.getTime() - endpoint.failing_since.getTime()
-    : 0;
-  let disabledReason: string | null = null;
-  // Standard Webhooks: a 410 Gone says the receiver wants nothing more.
-  if (result.responseStatus === 410 && !endpoint.disabled && !endpoint.deleted) {
-    endpoint.disabled = true;
-    disabledReason = `Disabled automatically: the endpoint answered 410 Gone at ${result.completedAt.toISOString()}.`;
-  } else if (counts && failingFor >= policy.disableAfterMs && !endpoint.disabled && !endpoint.deleted) {
-    endpoint.disabled = true;
-    disabledReason = `Disabled automatically: every attempt failed for ${days(failingFor)}, since ${endpoint.failing_since!.toISOString()}.`;
-  }
-  const delayMs =
-    endpoint.deleted || endpoint.disabled
-      ? null
-      : policy.nextDelay(attempt.attempt_number, result.retryAfterMs);
-  if (delayMs === null) {
-    if (endpoint.deleted) return { status: "dropped", ...ended, disabledReason };
-    return { status: "failed", ...ended, disabledReason, ...(endpoint.disabled ? {} : { exhausted: true }) };
-  }
-  return {
-    status: "retrying",
-    nextAttemptAt: new Date(Date.now() + delayMs),
-    retryDelayMs: delayMs,
-    disabledReason,
-  };
-}
-
 /**
  * A batch of results with failures among them, in one transaction under the locking rule
  * (locks.ts): the deliveries are locked, the attempts still `pending` recorded, the endpoints
- * whose state may change locked, what follows each result decided (`nextStep`), then written in
+ * whose state may change locked, what follows each result decided (retryPolicy.ts), then written in
  * one statement: the deliveries, the next attempts and the endpoints' failure clocks.
  * Recording an attempt and deciding what follows commit together, so no delivery is left
  * without its next step, and every retry decided is returned to be scheduled.
@@ -162,7 +87,16 @@ export async function recordBatch(
     for (const { attempt, result } of ordered) {
       const delivery = deliveries.get(attempt.delivery_id)!;
       const endpoint = clocks.get(attempt.endpoint_id);
-      const step = nextStep(result, attempt, delivery, endpoint, policy);
+      const step = nextStep({
+        result,
+        attemptNumber: attempt.attempt_number,
+        deliveryStatus: delivery.status,
+        endpoint,
+        policy,
+      });
+      // The endpoint's next results in this batch see what this one did to it.
+      if (endpoint && step.endpoint) clocks.set(attempt.endpoint_id, { ...endpoint, ...step.endpoint });
+      const nextAttemptAt = step.retryDelayMs === null ? null : new Date(Date.now() + step.retryDelayMs);
       const flow = flows.get(attempt.endpoint_id)!;
       flow.in_flight = Math.max(0, flow.in_flight - 1);
       const change = afterResult(
@@ -176,13 +110,13 @@ export async function recordBatch(
       // Held attempts of an endpoint just disabled are ended by the gate, now.
       if (step.disabledReason && flow.next_release_at) flow.next_release_at = result.completedAt;
       const retryId = step.retryDelayMs === null ? null : newId("attempt");
-      if (retryId && step.nextAttemptAt)
-        next.push({ attempt, id: retryId, scheduledAt: step.nextAttemptAt, url: endpoint!.url });
+      if (retryId && nextAttemptAt)
+        next.push({ attempt, id: retryId, scheduledAt: nextAttemptAt, url: endpoint!.url });
       settled.push({
         id: delivery.id,
         status: step.status,
         lastAttemptAt: result.completedAt,
-        nextAttemptAt: step.nextAttemptAt,
+        nextAttemptAt,
       });
       recorded.push({
         attemptId: attempt.id,

@@ -52,13 +52,18 @@ export {
   replayBatch,
   startReplay,
 } from "./replay.ts";
+export { type AttemptResult, type Recorded, type RecordedBatch, recordResults } from "./results.ts";
 export {
-  type AttemptResult,
-  type Recorded,
-  type RecordedBatch,
+  DEFAULT_SCHEDULE,
+  delayTiers,
+  type EndpointClock,
+  nextDelay,
+  nextStep,
+  parseSchedule,
   type RetryPolicy,
-  recordResults,
-} from "./results.ts";
+  type Step,
+  type StepInput,
+} from "./retryPolicy.ts";
 export {
   type AttemptToSend,
   attemptsToSend,

@@ -3,8 +3,9 @@ import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
-import { type FlowChange, type FlowSettings, releasedByResults } from "./flow.ts";
+import { type FlowChange, releasedByResults } from "./flow.ts";
 import { flowNotice, stageNotices } from "./operational.ts";
+import type { RetryPolicy } from "./retryPolicy.ts";
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -22,16 +23,6 @@ export type AttemptResult = {
   traceId: string | null;
   completedAt: Date;
   requestHeaders: Record<string, string> | null;
-};
-
-/** The dispatcher's retry policy, as the lifecycle needs it. */
-export type RetryPolicy = {
-  /** The wait before the attempt after `attemptNumber` failed, or null when the schedule ran out. */
-  nextDelay(attemptNumber: number, retryAfterMs: number | null): number | null;
-  /** An endpoint whose attempts have all failed this long is disabled. */
-  disableAfterMs: number;
-  /** How endpoints are paused and slowed down (flow.ts). */
-  flow: FlowSettings;
 };
 
 /** What a batch of results did: each result, the endpoints paused or resumed, and those to release more of. */
