@@ -1,7 +1,8 @@
 import { BrokerUnavailableError, type Consumer, type ReceivedOf } from "@herald/broker";
-import type { Channel, Message } from "amqplib";
+import type { Message } from "amqplib";
 import { describe, expect, it } from "vitest";
 import { testBroker } from "./support/broker.ts";
+import { channelOf, nextDeliveries } from "./support/consumers.ts";
 
 /**
  * The consumer against a real RabbitMQ: it consumes again when the broker closes its channel
@@ -28,7 +29,7 @@ describe("a batch consumer", () => {
     const batches: string[][] = [];
     let release = () => {};
     let busy = Promise.resolve();
-    await b.consumeBatch(
+    const consumer = await b.consumeBatch(
       "dispatcherEvents",
       {
         handler: async (messages) => {
@@ -49,8 +50,12 @@ describe("a batch consumer", () => {
     busy = new Promise<void>((resolve) => (release = resolve));
     await b.publish("event.created.v1", created(2));
     await expect.poll(() => batches.length, { timeout: 2000 }).toBe(2);
+    const received = nextDeliveries(consumer, 4);
     for (let n = 3; n <= 6; n++) await b.publish("event.created.v1", created(n));
-    await new Promise((r) => setTimeout(r, 300));
+    // The four are in the consumer's hands, and its wait for them (maxWaitMs 0: an immediate,
+    // queued at the first of them) is over once an immediate queued after the last has run.
+    await received;
+    await new Promise((r) => setImmediate(r));
     expect(batches, "nothing more while the only running batch is held").toHaveLength(2);
     release();
     await expect
@@ -105,7 +110,7 @@ describe("a consumer", () => {
     await expect.poll(() => seen, { timeout: 5000 }).toEqual(["atmpt_1"]);
 
     // An ack of a delivery tag the channel never gave: RabbitMQ closes the channel (406).
-    const channel = (consumer as unknown as { channel: Channel }).channel;
+    const channel = channelOf(consumer);
     const closed = new Promise((resolve) => channel.once("close", resolve));
     channel.ack({ fields: { deliveryTag: 999_999 } } as Message);
     await closed;
@@ -133,7 +138,12 @@ describe("a consumer", () => {
     await expect.poll(() => calls, { timeout: 10_000 }).toBeGreaterThanOrEqual(4);
     await consumer.stop();
     const after = calls;
-    await new Promise((r) => setTimeout(r, 2000));
+    // Back in the queue, ready, with no consumer: the stopped consumer let it go (RabbitMQ took it
+    // back as its channel closed) and holds nothing. That it never consumes again, even on its
+    // re-attach timer, is consumer.test.ts's.
+    await expect
+      .poll(() => b.queueDepth(b.topology.queues.dispatcherRetries), { timeout: 5000 })
+      .toEqual({ messages: 1, consumers: 0 });
     expect(calls).toBe(after);
   });
 });
