@@ -1,6 +1,7 @@
 import { newId } from "@herald/db";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitUntilQuiet } from "../support/consumers.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { latenciesAt10PerSecond, median, p99 } from "../support/latency.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
@@ -96,7 +97,21 @@ describe("a replay of thousands to a slow endpoint", () => {
     const ids = receiver.received("/slow").map((r) => String(r.headers["webhook-id"]));
     expect(new Set(ids).size).toBe(FAILED);
     expect(new Set(ids)).toEqual(new Set(events));
-    await new Promise((r) => setTimeout(r, 2500));
+    // Nothing more is on its way once no attempt to it waits for its result and the senders have
+    // nothing left: the replay made all its attempts before it completed, an attempt is published
+    // once it is released (the sweeper sends one again only past ATTEMPT_DEADLINE, 10 min), a
+    // result is recorded after the receiver got its request, and a failed one's retry is written
+    // with it; an attempt's message published twice is in a sender's lane or hands until sent.
+    await expect
+      .poll(
+        async () =>
+          (await sys.request("GET", `/v3/attempts?endpoint=${slow}&status=pending&limit=1`)).body.data.length,
+        { timeout: 15_000, interval: 200 },
+      )
+      .toBe(0);
+    const brokers = sys.senders.map((s) => s.broker);
+    const { queues } = brokers[0]!.topology;
+    await waitUntilQuiet(brokers, [queues.senderAttempts, queues.senderBacklog, queues.senderLarge]);
     expect(receiver.received("/slow")).toHaveLength(FAILED);
   });
 });

@@ -3,6 +3,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitUntilHandled } from "../support/consumers.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
 import { openapi } from "../support/openapi.ts";
 import { deadPort } from "../support/ports.ts";
@@ -17,6 +18,7 @@ import { startSystem, type TestSystem } from "../support/system.ts";
  * would receive it.
  */
 type Told = { type: string; timestamp: string; data: Record<string, unknown> & { endpoint: string } };
+type Stored = Told & { id: string };
 
 let sys: TestSystem;
 let receiver: Receiver;
@@ -73,10 +75,32 @@ async function waitTold(type: string, endpoint: string): Promise<Told> {
 }
 
 /** The notices stored about an endpoint (written in the transaction of the change, so complete at once). */
-async function storedAbout(endpoint: string, type?: string): Promise<Told[]> {
+async function storedAbout(endpoint: string, type?: string): Promise<Stored[]> {
   const res = await sys.request("GET", `/v3/events?app=${opsApp}&limit=100`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.data as Told[]).filter((e) => e.data.endpoint === endpoint && (!type || e.type === type));
+  return (res.body.data as Stored[]).filter(
+    (e) => e.data.endpoint === endpoint && (!type || e.type === type),
+  );
+}
+
+/**
+ * Waits until every notice stored about `endpoint` (of `type`) has been delivered to the
+ * operational endpoint. Then `told` holds all it will ever be told of them: a delivery that ended
+ * is attempted no more, and the receiver records a request before it answers. Call it once every
+ * change that could store one is known to have committed.
+ */
+async function waitAllTold(endpoint: string, type: string): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const undelivered: string[] = [];
+        for (const n of await storedAbout(endpoint, type))
+          if ((await f.status(n.id, opsEndpoint)) !== "succeeded") undelivered.push(n.id);
+        return undelivered;
+      },
+      { timeout: 20_000, interval: 200 },
+    )
+    .toEqual([]);
 }
 
 const ajv = new Ajv2020.default({ strict: false, allErrors: true });
@@ -189,8 +213,13 @@ describe("operational endpoints", () => {
     await f.send("order.placed");
     const paused = await waitTold("endpoint.paused", ep);
     expect(paused.data).toMatchObject({ reason: "not_responding" });
-    // A failed probe or two later, still one pause told.
-    await new Promise((r) => setTimeout(r, 2500));
+    // A failed probe later, still one pause told. The breaker opened at the second failed attempt,
+    // so a third is made after it (the probe), and what a failure tells is stored in the
+    // transaction that records it (batch.ts): once it shows failed, every pause about ep is stored.
+    await expect
+      .poll(async () => (await f.attempts(`endpoint=${ep}&status=failed`)).length, { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(3);
+    await waitAllTold(ep, "endpoint.paused");
     expect(toldOf("endpoint.paused", ep)).toHaveLength(1);
 
     const server = createServer((req, res) => {
@@ -221,7 +250,8 @@ describe("operational endpoints", () => {
         timeout: 15_000,
       })
       .toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    // No wait: a notice about it would have been stored in the transaction that disabled it
+    // (batch.ts), which the poll above saw committed.
     const events = await sys.request("GET", `/v3/events?app=${opsApp}&limit=100`);
     const about = events.body.data.map((e: { data: { endpoint: string } }) => e.data.endpoint);
     expect(about).toContain(ep);
@@ -242,18 +272,30 @@ describe("operational endpoints", () => {
     const ep = (await as("POST", "/v3/endpoints", { app: "beta", url: `${receiver.url}/other-failing` })).body
       .id;
     receiver.on("/other-failing", { status: 500 });
-    await as("POST", "/v3/events", { app: "beta", type: "order.placed", data: {} });
+    const event = (await as("POST", "/v3/events", { app: "beta", type: "order.placed", data: {} })).body.id;
+    const statuses = async (id: string): Promise<string[]> =>
+      (await as("GET", `/v3/events/${id}`)).body.deliveries.map((d: { status: string }) => d.status);
     await expect
       .poll(async () => (await as("GET", `/v3/attempts?endpoint=${ep}`)).body.data.length, {
         timeout: 15_000,
       })
       .toBe(3);
+    // Its retries run out before it is disabled, so that there is an exhausted delivery to tell
+    // of. What a delivery's end tells is stored in the transaction that ends it (batch.ts), and the
+    // disable's before its request is answered: once the delivery shows failed and the disable is
+    // answered, every notice about ep is stored. Once each of those has been delivered wherever it
+    // goes, all they told anyone has been received.
+    await expect.poll(() => statuses(event), { timeout: 15_000 }).toEqual(["failed"]);
     await as("POST", `/v3/endpoints/${ep}`, { disabled: true });
     await expect.poll(() => receiver.received("/ops-other").length, { timeout: 15_000 }).toBe(1);
-    await new Promise((r) => setTimeout(r, 1000));
-    // Its operational endpoint takes endpoint.disabled only: the exhausted delivery was not stored.
+    const open = async (id: string) =>
+      (await statuses(id)).filter((s) => s === "pending" || s === "retrying");
     const stored = await as("GET", `/v3/events?app=${ops.body.app}`);
+    for (const notice of stored.body.data as Stored[])
+      await expect.poll(() => open(notice.id), { timeout: 15_000 }).toEqual([]);
+    // Its operational endpoint takes endpoint.disabled only: the exhausted delivery was not stored.
     expect(stored.body.data.map((e: { type: string }) => e.type)).toEqual(["endpoint.disabled"]);
+    expect(await storedAbout(ep)).toEqual([]);
     expect(told().filter((t) => t.data.endpoint === ep)).toEqual([]);
   });
 });
@@ -341,15 +383,16 @@ describe("changes made through the API at once", () => {
     expect(replies.every((r) => r.body.disabled)).toBe(true);
     expect(await storedAbout(ep, "endpoint.disabled")).toHaveLength(1);
     await waitTold("endpoint.disabled", ep);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The requests have all been answered, so the one notice stored is all there is; once its
+    // delivery has ended, no attempt of it is made again.
+    await waitAllTold(ep, "endpoint.disabled");
     expect(toldOf("endpoint.disabled", ep)).toHaveLength(1);
   });
 
   it("tell a pause ended by a new URL as a recovery, once", async () => {
     const port = await deadPort();
     const ep = await f.endpoint("", { url: `http://127.0.0.1:${port}/gone-quiet` });
-    await f.send("order.placed");
-    await f.send("order.placed");
+    const held = [await f.send("order.placed"), await f.send("order.placed")];
     await waitTold("endpoint.paused", ep);
     expect(await storedAbout(ep, "endpoint.recovered")).toEqual([]);
 
@@ -366,7 +409,16 @@ describe("changes made through the API at once", () => {
     expectDocumented(recovered);
     // The held deliveries go to the new URL; that answer closes no breaker, so nothing more is told.
     await expect.poll(() => receiver.received("/moved").length, { timeout: 10_000 }).toBe(2);
-    await new Promise((r) => setTimeout(r, 1000));
+    // A recovery those answers told would be stored by the handler of their results, just after
+    // it records them (results.ts: a statement of its own). Recorded, the results are in the
+    // dispatchers' hands or handled; once those hold no result, every notice about ep is stored.
+    await expect
+      .poll(() => Promise.all(held.map((event) => f.status(event, ep))), { timeout: 10_000 })
+      .toEqual(["succeeded", "succeeded"]);
+    const brokers = sys.dispatchers.map((d) => d.deps.broker);
+    const { queues } = brokers[0]!.topology;
+    await waitUntilHandled(brokers, [queues.dispatcherResults, queues.dispatcherResultBatches]);
+    await waitAllTold(ep, "endpoint.recovered");
     expect(toldOf("endpoint.recovered", ep)).toHaveLength(1);
     expect(await storedAbout(ep, "endpoint.recovered")).toHaveLength(1);
   });
