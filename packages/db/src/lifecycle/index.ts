@@ -4,8 +4,16 @@
  * endpoint's limits allow (release.ts, flow.ts); results are recorded, and
  * retries scheduled; due attempts are checked before they are sent again; drops, replays and
  * app deletions change deliveries in bounded batches. Plain SQL on the process's pool, in
- * batches, under one locking rule (locks.ts). The dispatcher is their only caller: it is the
- * only writer of deliveries and attempts.
+ * batches, under one locking rule (locks.ts). Beside them, the pure policies they apply:
+ * retryPolicy.ts (the schedule, and what follows a result), flow.ts (the release gate's limits
+ * and breaker).
+ *
+ * The dispatcher is their main caller, and the only one that changes a delivery's status or
+ * an attempt. The gateway calls three: `previewReplay` (what a replay would take),
+ * `claimReplay` (in the transaction that creates a replay, its claim on the deliveries it will
+ * take: their `replay_id`, nothing else) and `stageNotices` (in the transaction of a change made
+ * through the API, its operational notices); it also reads RETENTION_MAX_SECONDS and
+ * OPERATIONAL_TYPES. The outbox's statements are in ../outbox.
  */
 
 export { type DropScope, dropDeliveries } from "./drop.ts";
@@ -21,7 +29,13 @@ export {
   type OutOfOrder,
 } from "./fanOut.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
-export { flowNotice, type Notice, OPERATIONAL_TYPES, type OperationalType, stageNotices } from "./operational.ts";
+export {
+  flowNotice,
+  type Notice,
+  OPERATIONAL_TYPES,
+  type OperationalType,
+  stageNotices,
+} from "./operational.ts";
 export {
   createRanges,
   dropRange,
