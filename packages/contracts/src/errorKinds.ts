@@ -5,8 +5,8 @@
  * API reference and the portal show their meanings from here. No I/O here, and a subpath of
  * its own (`@herald/contracts/errorKinds`), so the pages can import it without the schemas.
  *
- * Each meaning is a few words for the people whose endpoint it is; the README's table of error
- * kinds says the same at length.
+ * Each meaning is a few words for the people whose endpoint it is; the table of error kinds
+ * (docs/delivery.md, "Error kinds") says the same at length.
  */
 export const ERROR_KINDS = {
   timeout: "No response in time.",

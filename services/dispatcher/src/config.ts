@@ -41,7 +41,7 @@ export type DispatcherConfig = {
  * to its recorded result (100 to 250 ms under load, far more than the request itself), so this
  * also caps how fast one fast receiver is sent to: 100 held one to about 700 deliveries a second
  * in `npm run bench` where the system reached 850. A hanging one holds under half of one
- * sender's SENDER_CONCURRENCY (README, "Isolation").
+ * sender's SENDER_CONCURRENCY (docs/delivery.md, "Isolation").
  */
 export const DEFAULT_MAX_IN_FLIGHT = 200;
 
