@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { ATTEMPT_STATUSES, DELIVERY_STATUSES, REPLAY_STATUSES } from "@herald/db/statuses";
+import { ATTEMPT_STATUSES, DELIVERY_STATUSES, REPLAY_STATUSES } from "@herald/contracts/statuses";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { PG_URL } from "./support/env.ts";

@@ -1,5 +1,5 @@
+import type { AttemptStatus, DeliveryStatus } from "@herald/contracts/statuses";
 import { createPool, createPrisma, newId, type PrismaClient } from "@herald/db";
-import type { AttemptStatus, DeliveryStatus } from "@herald/db/statuses";
 
 /**
  * Rows only the dispatcher writes (deliveries and attempts), seeded straight into a test's

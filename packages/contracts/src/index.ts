@@ -24,6 +24,15 @@ export {
   isUnreachable,
 } from "./errorKinds.ts";
 export { isSensitiveHeader, REDACTED, redactHeaders } from "./headers.ts";
+export {
+  ATTEMPT_STATUSES,
+  type AttemptStatus,
+  DELIVERY_STATUSES,
+  type DeliveryStatus,
+  isOpen,
+  REPLAY_STATUSES,
+  type ReplayStatus,
+} from "./statuses.ts";
 
 /** Written by the gateway with the event, in one transaction; the dispatcher fans it out. */
 export type EventCreatedV1 = {

@@ -1,5 +1,5 @@
+import type { Session } from "@herald/sdk/types";
 import { ApiError, api } from "./api.ts";
-import type { Session } from "./types.ts";
 
 /**
  * A session link carries its token in the URL fragment (`#token=…`), which browsers never

@@ -1,6 +1,6 @@
 import type { Broker } from "@herald/broker";
 import { registerQueueGauges } from "@herald/broker";
-import type { DeliveryStatus } from "@herald/db/statuses";
+import type { DeliveryStatus } from "@herald/contracts/statuses";
 import { Counter, Histogram, type Registry } from "@herald/runtime";
 
 /**

@@ -1,6 +1,6 @@
+import type { DeliveryStatus } from "@herald/contracts/statuses";
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
-import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { afterResult, type Flow, type FlowChange, releasedByResults } from "./flow.ts";
 import { lockDeliveries, lockEndpoints, lockFlows } from "./locks.ts";

@@ -1,5 +1,5 @@
+import { isOpen } from "@herald/contracts/statuses";
 import { inTransaction, type Pool } from "../pool.ts";
-import { isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
 
 /** 500 deliveries a transaction: an endpoint with a large backlog does not hold locks for long. */

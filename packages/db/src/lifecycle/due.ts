@@ -1,5 +1,5 @@
+import { type DeliveryStatus, isOpen } from "@herald/contracts/statuses";
 import { inTransaction, type Pool } from "../pool.ts";
-import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
 
 type DueRow = {

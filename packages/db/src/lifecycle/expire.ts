@@ -1,6 +1,6 @@
+import { isOpen } from "@herald/contracts/statuses";
 import { idFloor } from "../ids.ts";
 import type { PoolClient, Queryable } from "../pool.ts";
-import { isOpen } from "../statuses.ts";
 import { lockDeliveries } from "./locks.ts";
 import { partitionSuffix } from "./partitions.ts";
 

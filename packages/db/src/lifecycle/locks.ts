@@ -1,5 +1,5 @@
+import type { DeliveryStatus } from "@herald/contracts/statuses";
 import type { PoolClient } from "../pool.ts";
-import type { DeliveryStatus } from "../statuses.ts";
 import { type Flow, freshFlow } from "./flow.ts";
 
 /**

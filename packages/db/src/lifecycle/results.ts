@@ -1,6 +1,6 @@
+import type { DeliveryStatus } from "@herald/contracts/statuses";
 import type { StagedMessage } from "../outbox/index.ts";
 import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
-import type { DeliveryStatus } from "../statuses.ts";
 import { storable, storableTextOrNull } from "../text.ts";
 import { recordBatch } from "./batch.ts";
 import { type FlowChange, releasedByResults } from "./flow.ts";

@@ -1,5 +1,5 @@
+import type { DeliveryStatus } from "@herald/contracts/statuses";
 import { describe, expect, it } from "vitest";
-import type { DeliveryStatus } from "../statuses.ts";
 import {
   DEFAULT_SCHEDULE,
   delayTiers,

@@ -1,6 +1,6 @@
 import { countsAgainstEndpoint } from "@herald/contracts/errorKinds";
+import { type DeliveryStatus, isOpen } from "@herald/contracts/statuses";
 import { parseDuration } from "@herald/runtime/config";
-import { type DeliveryStatus, isOpen } from "../statuses.ts";
 import type { FlowSettings } from "./flow.ts";
 
 /**

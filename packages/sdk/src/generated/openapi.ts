@@ -133,13 +133,13 @@ export type Replay = {
   /** How many failed deliveries this replay tries again. */
   queued: number;
   /** Of those, how many have been attempted again so far. */
-  attempted?: number;
+  attempted: number;
   /** Replayed attempts that succeeded. */
-  succeeded?: number;
+  succeeded: number;
   /** Replayed attempts that failed: their deliveries retry while the schedule has steps left, else end failed again. */
-  failed?: number;
+  failed: number;
   /** Replayed attempts still waiting for their result. `completed` with none pending: the replay is over; `queued` minus `attempted` were not tried (the endpoint disabled or deleted, or their events erased, meanwhile). */
-  pending?: number;
+  pending: number;
   since: string | null;
   event: string | null;
   created_at: string;

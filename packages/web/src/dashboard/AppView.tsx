@@ -1,8 +1,8 @@
+import type { App } from "@herald/sdk/types";
 import { api } from "../api.ts";
 import { AppScopeContext } from "../appScope.tsx";
 import { PortalViews, portalNav } from "../portal/PortalViews.tsx";
 import { Link } from "../router.tsx";
-import type { App } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 import { NavLinks } from "../ui/Layout.tsx";
 import { ErrorNotice, Loading } from "../ui/Notice.tsx";

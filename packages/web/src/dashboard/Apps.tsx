@@ -1,7 +1,7 @@
+import type { App } from "@herald/sdk/types";
 import { type FormEvent, useState } from "react";
 import { ApiError, api } from "../api.ts";
 import { Link, navigate, setQuery, useLocation } from "../router.tsx";
-import type { App } from "../types.ts";
 import { Dialog } from "../ui/Dialog.tsx";
 import { Field } from "../ui/Field.tsx";
 import { useAction } from "../ui/hooks.ts";

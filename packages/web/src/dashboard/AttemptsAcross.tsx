@@ -1,8 +1,8 @@
+import { ATTEMPT_STATUSES } from "@herald/contracts/statuses";
 import { AttemptsList } from "../portal/AttemptsTable.tsx";
 import { useAppEndpoints } from "../portal/data.ts";
 import { EndpointFilter } from "../portal/EventFilters.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
-import { ATTEMPT_STATUSES } from "../types.ts";
 import { FilterSelect, plainOptions } from "../ui/FilterSelect.tsx";
 import { PageHeader } from "../ui/Layout.tsx";
 import { POLL_MS } from "../ui/poll.ts";

@@ -1,7 +1,7 @@
+import type { EventType } from "@herald/sdk/types";
 import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
 import { api } from "../api.ts";
 import { Link, navigate } from "../router.tsx";
-import type { EventType } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { useAction, useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";

@@ -1,5 +1,5 @@
+import type { EventType } from "@herald/sdk/types";
 import { Link, setQuery, useLocation } from "../router.tsx";
-import type { EventType } from "../types.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";

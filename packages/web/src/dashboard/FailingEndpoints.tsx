@@ -1,7 +1,7 @@
+import type { App, EndpointHealth } from "@herald/sdk/types";
 import { api, type List } from "../api.ts";
 import { paths } from "../portal/data.ts";
 import { Link } from "../router.tsx";
-import type { App } from "../types.ts";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
@@ -9,7 +9,7 @@ import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { POLL_MS } from "../ui/poll.ts";
 import { Time } from "../ui/Time.tsx";
 import { appBase } from "./AppView.tsx";
-import { appLabel, type EndpointHealth } from "./model.ts";
+import { appLabel } from "./model.ts";
 
 /**
  * The account's endpoints, the failing ones first, then the paused ones (nothing reaches them),

@@ -1,4 +1,4 @@
-import type { App } from "../types.ts";
+import type { App } from "@herald/sdk/types";
 import { FilterSelect } from "../ui/FilterSelect.tsx";
 
 /**

@@ -1,6 +1,6 @@
+import type { App } from "@herald/sdk/types";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { api } from "../api.ts";
-import type { App } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { useAction } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";

@@ -1,6 +1,6 @@
+import type { AttemptStats } from "@herald/sdk/types";
 import { api } from "../api.ts";
 import { setQuery, useLocation } from "../router.tsx";
-import type { AttemptStats } from "../types.ts";
 import { AttemptsChart } from "../ui/AttemptsChart.tsx";
 import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";

@@ -1,13 +1,11 @@
+import type { App, PortalSession } from "@herald/sdk/types";
 import { type FormEvent, useState } from "react";
 import { api } from "../api.ts";
-import type { App } from "../types.ts";
 import { Confirm, Dialog } from "../ui/Dialog.tsx";
 import { Field } from "../ui/Field.tsx";
 import { useAction } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";
 import { Time } from "../ui/Time.tsx";
-
-type PortalSession = { id: string; url: string; token: string; expires_at: string; read_only: boolean };
 
 const VALIDITY = [
   { seconds: 3600, label: "1 hour" },

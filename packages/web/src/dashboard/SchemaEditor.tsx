@@ -1,7 +1,7 @@
+import type { SchemaValidation } from "@herald/sdk/types";
 import { useEffect, useId, useRef, useState } from "react";
 import { ApiError, api } from "../api.ts";
 import { JsonBlock } from "../ui/Json.tsx";
-import type { SchemaValidation } from "./model.ts";
 import { describeSyntaxError, parseSchemaText } from "./schemaText.ts";
 
 /** 300 ms after typing stops: quick enough to feel live, without a request per keystroke. */

@@ -1,8 +1,8 @@
+import type { AttemptWithRequest } from "@herald/sdk/types";
 import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Attempt } from "../types.ts";
 import { errorKindMeaning } from "../ui/errorKinds.ts";
 import { useResource } from "../ui/hooks.ts";
 import { BodyBlock } from "../ui/Json.tsx";
@@ -19,7 +19,7 @@ export function AttemptDetail({ id }: { id: string }) {
   const [settled, setSettled] = useState(false);
   const attempt = useResource(
     async () => {
-      const found = await api.get<Attempt>(`/v3/attempts/${encodeURIComponent(id)}`);
+      const found = await api.get<AttemptWithRequest>(`/v3/attempts/${encodeURIComponent(id)}`);
       if (found.status !== "pending") setSettled(true);
       return found;
     },
@@ -98,7 +98,7 @@ export function AttemptDetail({ id }: { id: string }) {
         <section className="card" aria-labelledby="request-title">
           <h2 id="request-title">Request</h2>
           <p className="mono">POST {a.url}</p>
-          {a.request === undefined || a.request === null ? (
+          {a.request === null ? (
             <p className="muted">
               {a.status === "pending" ? "Not sent yet." : "The request was not recorded."}
             </p>

@@ -1,8 +1,8 @@
+import type { Attempt, Endpoint } from "@herald/sdk/types";
 import type { ReactNode } from "react";
 import type { Query } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Attempt, Endpoint } from "../types.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";
 import { POLL_MS } from "../ui/poll.ts";

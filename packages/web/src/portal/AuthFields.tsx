@@ -1,5 +1,5 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { useId } from "react";
-import type { Endpoint } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { Time } from "../ui/Time.tsx";
 

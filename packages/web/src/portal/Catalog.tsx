@@ -1,6 +1,6 @@
+import type { EventType } from "@herald/sdk/types";
 import { useId, useState } from "react";
 import { setQuery, useLocation } from "../router.tsx";
-import type { EventType } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { JsonBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";

@@ -1,8 +1,8 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link, navigate } from "../router.tsx";
-import type { Endpoint } from "../types.ts";
 import { Confirm } from "../ui/Dialog.tsx";
 import { useAction } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";

@@ -1,7 +1,7 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Endpoint } from "../types.ts";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { counted } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";

@@ -1,8 +1,8 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link, navigate } from "../router.tsx";
-import type { Endpoint } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { useAction, useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";

@@ -1,5 +1,5 @@
+import type { EndpointStats } from "@herald/sdk/types";
 import { api } from "../api.ts";
-import type { EndpointStats } from "../types.ts";
 import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { POLL_MS } from "../ui/poll.ts";

@@ -1,7 +1,7 @@
+import type { Endpoint, EndpointHealth as HealthItem } from "@herald/sdk/types";
 import { api, type List } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Endpoint } from "../types.ts";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
 import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
@@ -10,10 +10,8 @@ import { Pager, usePagedList } from "../ui/paging.tsx";
 import { POLL_MS } from "../ui/poll.ts";
 import { Status } from "../ui/Status.tsx";
 import { paths } from "./data.ts";
-import { EndpointHealth, type HealthCounts, HealthLine } from "./EndpointHealth.tsx";
+import { EndpointHealth, HealthLine } from "./EndpointHealth.tsx";
 
-/** An item of `GET /v3/stats/endpoints`: one endpoint's health. */
-type HealthItem = HealthCounts & { endpoint: string };
 const HEALTH_LIMIT = 100;
 
 /**

@@ -1,8 +1,8 @@
+import type { Delivery, Event as HeraldEvent } from "@herald/sdk/types";
 import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Delivery, HeraldEvent } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 import { JsonBlock } from "../ui/Json.tsx";
 import { PageHeader } from "../ui/Layout.tsx";

@@ -1,5 +1,6 @@
+import { DELIVERY_STATUSES } from "@herald/contracts/statuses";
+import type { Endpoint } from "@herald/sdk/types";
 import type { ReactNode } from "react";
-import { DELIVERY_STATUSES, type Endpoint } from "../types.ts";
 import { FilterSelect, plainOptions } from "../ui/FilterSelect.tsx";
 import { useEventTypes } from "../ui/useEventTypes.ts";
 import { endpointLabel } from "./data.ts";

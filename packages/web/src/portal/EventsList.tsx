@@ -1,7 +1,7 @@
+import type { Delivery, Endpoint, Event as HeraldEvent } from "@herald/sdk/types";
 import type { ReactNode } from "react";
 import { useAppScope } from "../appScope.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
-import type { Delivery, Endpoint, HeraldEvent } from "../types.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";

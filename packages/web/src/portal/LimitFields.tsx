@@ -1,9 +1,10 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { type RefObject, useId } from "react";
 import { Field } from "../ui/Field.tsx";
 
 /** The limits as typed (empty means null: no rate limit; the default in-flight limit), and the order. */
 export type LimitValues = { rateLimit: string; maxInFlight: string; ordering: Ordering };
-type Ordering = "none" | "fifo";
+type Ordering = Endpoint["ordering"];
 
 export const LIMIT_PARAMS = ["rate_limit", "max_in_flight"] as const;
 export type LimitParam = (typeof LIMIT_PARAMS)[number];

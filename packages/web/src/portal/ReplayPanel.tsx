@@ -1,6 +1,6 @@
+import type { Endpoint, Replay } from "@herald/sdk/types";
 import { type FormEvent, useId, useState } from "react";
 import { api } from "../api.ts";
-import type { Endpoint, Replay } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { useAction } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";

@@ -1,6 +1,6 @@
+import type { Replay } from "@herald/sdk/types";
 import { useRef, useState } from "react";
 import { api } from "../api.ts";
-import type { Replay } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";

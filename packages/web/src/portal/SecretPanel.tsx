@@ -1,7 +1,7 @@
+import type { EndpointSecret } from "@herald/sdk/types";
 import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
-import type { EndpointSecret } from "../types.ts";
 import { Confirm } from "../ui/Dialog.tsx";
 import { useAction } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";

@@ -1,8 +1,8 @@
+import type { Endpoint, Event as HeraldEvent } from "@herald/sdk/types";
 import { type FormEvent, useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
-import type { Endpoint, HeraldEvent } from "../types.ts";
 import { Field } from "../ui/Field.tsx";
 import { useAction, useResource } from "../ui/hooks.ts";
 import { ErrorNotice } from "../ui/Notice.tsx";

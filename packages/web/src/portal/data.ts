@@ -1,5 +1,5 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { api, type List } from "../api.ts";
-import type { Endpoint } from "../types.ts";
 import { useResource } from "../ui/hooks.ts";
 
 /** Where each portal view lives under the scope's base (`/portal` or `/dashboard/apps/<id>`). */

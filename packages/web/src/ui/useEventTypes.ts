@@ -1,5 +1,5 @@
+import type { EventType } from "@herald/sdk/types";
 import { api, type List } from "../api.ts";
-import type { EventType } from "../types.ts";
 import { useResource } from "./hooks.ts";
 
 /**

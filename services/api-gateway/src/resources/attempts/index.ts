@@ -1,6 +1,6 @@
 import { ERROR_KINDS, redactHeaders, webhookPayload } from "@herald/contracts";
+import { ATTEMPT_STATUSES } from "@herald/contracts/statuses";
 import { isId, type PrismaClient } from "@herald/db";
-import { ATTEMPT_STATUSES } from "@herald/db/statuses";
 import type { Account, Ctx, Deps } from "../../context.ts";
 import { notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";

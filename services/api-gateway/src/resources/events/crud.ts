@@ -1,6 +1,6 @@
 import { REQUEST_BODY_MAX_BYTES } from "@herald/contracts";
+import { DELIVERY_STATUSES } from "@herald/contracts/statuses";
 import { isId, type PrismaClient } from "@herald/db";
-import { DELIVERY_STATUSES } from "@herald/db/statuses";
 import type { Account, Ctx } from "../../context.ts";
 import { invalid, notFound } from "../../http/errors.ts";
 import { type Cursor, cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";

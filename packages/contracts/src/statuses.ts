@@ -1,7 +1,7 @@
 /**
  * The states of a delivery, an attempt and a replay: the one list every service, the pages
- * and the database's CHECK constraints (migration 0006) agree on. No I/O here, so the pages
- * can import it (`@herald/db/statuses`).
+ * and the database's CHECK constraints (packages/db, migration 0006) agree on. No I/O and no
+ * import here, so the pages bundle it as is (`@herald/contracts/statuses`).
  *
  * A delivery (one event on its way to one endpoint):
  * - `pending`: its first attempt, or a replayed one, is scheduled or in flight;
