@@ -136,7 +136,7 @@ export type AttemptRequestedV1 = {
 
 /**
  * The largest request body the gateway accepts, and so the largest event `data` as sent to it,
- * in bytes. Every memory budget downstream starts from it (README, "Limits").
+ * in bytes. Every memory budget downstream starts from it (docs/operations.md, "Limits").
  */
 export const REQUEST_BODY_MAX_BYTES = 1024 * 1024;
 
