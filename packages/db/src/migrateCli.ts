@@ -5,7 +5,7 @@ import { ensureDatabase, migrate } from "./migrate.ts";
 import { migrationStatus, waitForMigrations } from "./migrationStatus.ts";
 
 /**
- * `pnpm migrate`: create the database if needed and apply pending migrations.
+ * `npm run migrate`: create the database if needed and apply pending migrations.
  *
  * Two read-only modes, chosen by a flag or by MIGRATE_MODE (an image's default command can
  * then be kept and only the environment set, as Kubernetes init containers do):
