@@ -410,7 +410,7 @@ describe("changes made through the API at once", () => {
     // The held deliveries go to the new URL; that answer closes no breaker, so nothing more is told.
     await expect.poll(() => receiver.received("/moved").length, { timeout: 10_000 }).toBe(2);
     // A recovery those answers told would be stored by the handler of their results, just after
-    // it records them (results.ts: a statement of its own). Recorded, the results are in the
+    // it records them (resultStatements.ts: a statement of its own). Recorded, the results are in the
     // dispatchers' hands or handled; once those hold no result, every notice about ep is stored.
     await expect
       .poll(() => Promise.all(held.map((event) => f.status(event, ep))), { timeout: 10_000 })

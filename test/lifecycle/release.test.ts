@@ -2,10 +2,10 @@ import { newId } from "@herald/db";
 import {
   claimStranded,
   type FlowSettings,
-  recordResults,
   recountInFlight,
   release,
   wakeForgotten,
+  writeResults,
 } from "@herald/db/lifecycle";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/dispatcher/src/config.ts";
@@ -139,7 +139,7 @@ describe("the sweeper's checks", () => {
     try {
       await recount.query("BEGIN");
       await recount.query("SELECT 1 FROM endpoint_flows WHERE endpoint_id = $1 FOR NO KEY UPDATE", [ep]);
-      const recording = recordResults(
+      const recording = writeResults(
         pool,
         two.map((a) => ({
           attemptId: a.id,

@@ -1,5 +1,5 @@
 import { newId } from "@herald/db";
-import { type AttemptResult, dropDeliveries, type RetryPolicy, recordResults } from "@herald/db/lifecycle";
+import { type AttemptResult, dropDeliveries, type RetryPolicy, writeResults } from "@herald/db/lifecycle";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/dispatcher/src/config.ts";
 import { poolOnOwnDatabase } from "../support/ownDatabase.ts";
@@ -95,7 +95,7 @@ describe("recording a batch of results", () => {
     await pool.query("UPDATE deliveries SET status = 'dropped' WHERE id = $1", [dropped.delivery]);
 
     const batch = [result(ok, true), result(retry, false), result(last, false), result(dropped, false)];
-    const { recorded } = await recordResults(pool, batch, policy);
+    const { recorded } = await writeResults(pool, batch, policy);
     const by = new Map(recorded.map((r) => [r.deliveryId, r]));
     expect(by.get(ok.delivery)).toMatchObject({ status: "succeeded", retry: null });
     expect(by.get(ok.delivery)!.firstSuccessAfterMs).toBeGreaterThanOrEqual(0);
@@ -117,7 +117,7 @@ describe("recording a batch of results", () => {
     expect(await clockOf(healthy)).toBeNull();
 
     // The same results again, as a redelivered message brings them: nothing changes twice.
-    expect((await recordResults(pool, batch, policy)).recorded).toEqual([]);
+    expect((await writeResults(pool, batch, policy)).recorded).toEqual([]);
     const attempts = await pool.query("SELECT count(*)::int AS n FROM attempts WHERE delivery_id = $1", [
       retry.delivery,
     ]);
@@ -129,7 +129,7 @@ describe("recording a batch of results", () => {
     const ok = await delivery(ep);
     const retry = await delivery(ep);
     const gone = { attempt: newId("attempt"), delivery: newId("delivery"), event: null };
-    const { recorded } = await recordResults(
+    const { recorded } = await writeResults(
       pool,
       [result({ ...ok, event: null }, true), result({ ...retry, event: null }, false), result(gone, true)],
       policy,
@@ -143,7 +143,7 @@ describe("recording a batch of results", () => {
     expect(await statusOf(ok.delivery)).toBe("succeeded");
     // Successes only take the other statement: the lookup serves it too.
     const alone = await delivery(ep);
-    const again = await recordResults(pool, [result({ ...alone, event: null }, true)], policy);
+    const again = await writeResults(pool, [result({ ...alone, event: null }, true)], policy);
     expect(again.recorded.map((r) => r.status)).toEqual(["succeeded"]);
   });
 
@@ -158,7 +158,7 @@ describe("recording a batch of results", () => {
       await delivery(broken),
       await delivery(broken),
     ];
-    await recordResults(
+    await writeResults(
       pool,
       [result(a!, true, t(2)), result(b!, false, t(1)), result(c!, true, t(1)), result(d!, false, t(2))],
       policy,
@@ -174,7 +174,7 @@ describe("recording a batch of results", () => {
     const shuffled = [...made].sort(() => Math.random() - 0.5);
     const batches = [0, 50, 100].map((i) => shuffled.slice(i, i + 50).map((d, j) => result(d, j % 3 !== 0)));
     const outcomes = await Promise.allSettled([
-      ...batches.map((b) => recordResults(pool, b, policy)),
+      ...batches.map((b) => writeResults(pool, b, policy)),
       dropDeliveries(pool, { endpointId: ep }),
     ]);
     expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
@@ -195,7 +195,7 @@ describe("recording a batch of results", () => {
     try {
       await client.query("BEGIN");
       // The statement run inside a transaction of the test's, to read the setting it leaves.
-      await recordResults(
+      await writeResults(
         { query: client.query.bind(client) } as unknown as typeof pool,
         [result(d, true)],
         policy,

@@ -21,9 +21,9 @@ import { publishReleased, releaseAttempts } from "./releaseAttempts.ts";
 
 /**
  * Stage 1, `event.created.v1`, a batch at a time: one delivery per endpoint of each event's
- * app that receives it (matchEndpoints.ts), each with a pending first attempt, then those
- * endpoints' queues through the release gate (releaseAttempts.ts). An event whose app was
- * deleted since is skipped.
+ * app that receives it (matchEndpoints.ts), each with a pending first attempt (the lifecycle's
+ * fanOutStatements.ts), then those endpoints' queues through the release gate
+ * (releaseAttempts.ts). An event whose app was deleted since is skipped.
  *
  * Redelivery is harmless by the unique keys delivery (event_id, endpoint_id) and attempt
  * (delivery_id, attempt_number), and the gate sends only attempts not yet handed to a sender

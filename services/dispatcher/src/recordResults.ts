@@ -1,6 +1,6 @@
 import { handleItems, type Item, type ReceivedOf } from "@herald/broker";
 import type { AttemptCompletedV1, AttemptsCompletedV1 } from "@herald/contracts";
-import { nextDelay, type RetryPolicy, recordResults as record } from "@herald/db/lifecycle";
+import { nextDelay, type RetryPolicy, writeResults } from "@herald/db/lifecycle";
 import { context, trace } from "@herald/runtime";
 import type { DispatcherDeps } from "./deps.ts";
 import { publishStaged } from "./publishStaged.ts";
@@ -9,7 +9,7 @@ import { releaseAttempts } from "./releaseAttempts.ts";
 /**
  * Stage 3, `attempts.completed.v1` (and `attempt.completed.v1`), a batch at a time: records each attempt's outcome and
  * decides what follows, successes and failures alike, atomically for the batch (the
- * lifecycle's `recordResults`): a success ends the delivery; a failure schedules the next attempt on the
+ * lifecycle's `writeResults`, in resultStatements.ts): a success ends the delivery; a failure schedules the next attempt on the
  * retry schedule or, when it ran out or the endpoint has failed for ENDPOINT_DISABLE_AFTER
  * (which disables it), ends the delivery as `failed`. Each retry is then published to the
  * delay queue of its wait; when that runs out, stage 4 (sendDue.ts) takes it.
@@ -52,7 +52,7 @@ async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>
     disableAfterMs: config.endpointDisableAfterMs,
     flow: config.flow,
   };
-  const { recorded, changes, release, staged } = await record(
+  const { recorded, changes, release, staged } = await writeResults(
     deps.db,
     items.map(({ body: b }) => ({
       attemptId: b.attempt_id,

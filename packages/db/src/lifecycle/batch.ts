@@ -5,7 +5,7 @@ import { storable, storableTextOrNull } from "../text.ts";
 import { afterResult, type Flow, type FlowChange, releasedByResults } from "./flow.ts";
 import { lockDeliveries, lockEndpoints, lockFlows } from "./locks.ts";
 import { flowNotice, type Notice, stageNotices } from "./operational.ts";
-import type { AttemptResult, LocatedResult, Recorded, RecordedBatch } from "./results.ts";
+import type { AttemptResult, LocatedResult, Recorded, RecordedBatch } from "./resultStatements.ts";
 import { nextStep, type RetryPolicy, type Step } from "./retryPolicy.ts";
 
 type AttemptRow = {
@@ -26,7 +26,7 @@ type AttemptRow = {
  * Recording an attempt and deciding what follows commit together, so no delivery is left
  * without its next step, and every retry decided is returned to be scheduled.
  */
-export async function recordBatch(
+export async function writeBatch(
   pool: Pool,
   results: LocatedResult[],
   policy: RetryPolicy,

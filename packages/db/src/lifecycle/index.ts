@@ -27,7 +27,7 @@ export {
   type FanOutEvent,
   markFannedOut,
   type OutOfOrder,
-} from "./fanOut.ts";
+} from "./fanOutStatements.ts";
 export type { Flow, FlowChange, FlowSettings } from "./flow.ts";
 export {
   flowNotice,
@@ -66,7 +66,7 @@ export {
   replayBatch,
   startReplay,
 } from "./replay.ts";
-export { type AttemptResult, type Recorded, type RecordedBatch, recordResults } from "./results.ts";
+export { type AttemptResult, type Recorded, type RecordedBatch, writeResults } from "./resultStatements.ts";
 export {
   DEFAULT_SCHEDULE,
   delayTiers,

@@ -2,6 +2,12 @@ import { newId } from "../ids.ts";
 import { prepared, type Queryable } from "../pool.ts";
 import { type AttemptToSend, SEND_COLUMNS } from "./send.ts";
 
+/*
+ * The fan-out's statements: the events to fan out and their endpoints, their payloads, and the
+ * deliveries with their first attempts. The stage that runs them, and decides which endpoint
+ * receives which event, is the dispatcher's fanOut.ts.
+ */
+
 /**
  * An event to fan out. `reads_data`: an endpoint that takes it by type filters on `data`, which
  * must be read (`eventPayloads`) to match; `data_bytes`, the data's size as accepted (null:

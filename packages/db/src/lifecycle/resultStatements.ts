@@ -2,10 +2,16 @@ import type { DeliveryStatus } from "@herald/contracts/statuses";
 import type { StagedMessage } from "../outbox/index.ts";
 import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { recordBatch } from "./batch.ts";
+import { writeBatch } from "./batch.ts";
 import { type FlowChange, releasedByResults } from "./flow.ts";
 import { flowNotice, stageNotices } from "./operational.ts";
 import type { RetryPolicy } from "./retryPolicy.ts";
+
+/*
+ * The results' statements (`writeResults`): a batch of successes in one statement here, a batch
+ * with failures in one transaction in batch.ts, which asks retryPolicy.ts what follows each.
+ * The stage that runs them is the dispatcher's recordResults.ts.
+ */
 
 /** What a sender reported of one attempt. */
 export type AttemptResult = {
@@ -63,7 +69,7 @@ export type Recorded = {
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
  * is not recorded again, and what follows from it is decided once.
  */
-export async function recordResults(
+export async function writeResults(
   pool: Pool,
   results: AttemptResult[],
   policy: RetryPolicy,
@@ -72,8 +78,8 @@ export async function recordResults(
   if (!unique.length) return { recorded: [], changes: [], release: [], staged: [] };
   const located = await locate(pool, unique);
   return located.every((r) => r.succeeded)
-    ? recordSuccesses(pool, located)
-    : recordBatch(pool, located, policy);
+    ? writeSuccesses(pool, located)
+    : writeBatch(pool, located, policy);
 }
 
 /** A result whose event is known: its rows are looked for in that event's partitions only. */
@@ -171,7 +177,7 @@ const RECORD_SUCCESSES = prepared(
  * An endpoint it resumed is announced (operational.ts) by a statement of its own just after:
  * rare, and not worth a transaction's two more round trips on every batch.
  */
-async function recordSuccesses(pool: Pool, successes: LocatedResult[]): Promise<RecordedBatch> {
+async function writeSuccesses(pool: Pool, successes: LocatedResult[]): Promise<RecordedBatch> {
   const { rows } = await pool.query<SuccessRow>(
     RECORD_SUCCESSES([
       successes.map((r) => r.attemptId),
