@@ -215,7 +215,7 @@ describe("operational endpoints", () => {
     expect(paused.data).toMatchObject({ reason: "not_responding" });
     // A failed probe later, still one pause told. The breaker opened at the second failed attempt,
     // so a third is made after it (the probe), and what a failure tells is stored in the
-    // transaction that records it (batch.ts): once it shows failed, every pause about ep is stored.
+    // transaction that records it (failedResults.ts): once it shows failed, every pause about ep is stored.
     await expect
       .poll(async () => (await f.attempts(`endpoint=${ep}&status=failed`)).length, { timeout: 20_000 })
       .toBeGreaterThanOrEqual(3);
@@ -251,7 +251,7 @@ describe("operational endpoints", () => {
       })
       .toBe(true);
     // No wait: a notice about it would have been stored in the transaction that disabled it
-    // (batch.ts), which the poll above saw committed.
+    // (failedResults.ts), which the poll above saw committed.
     const events = await sys.request("GET", `/v3/events?app=${opsApp}&limit=100`);
     const about = events.body.data.map((e: { data: { endpoint: string } }) => e.data.endpoint);
     expect(about).toContain(ep);
@@ -281,7 +281,7 @@ describe("operational endpoints", () => {
       })
       .toBe(3);
     // Its retries run out before it is disabled, so that there is an exhausted delivery to tell
-    // of. What a delivery's end tells is stored in the transaction that ends it (batch.ts), and the
+    // of. What a delivery's end tells is stored in the transaction that ends it (failedResults.ts), and the
     // disable's before its request is answered: once the delivery shows failed and the disable is
     // answered, every notice about ep is stored. Once each of those has been delivered wherever it
     // goes, all they told anyone has been received.

@@ -3,7 +3,7 @@ import { isUnreachable } from "@herald/contracts/errorKinds";
 /**
  * The release gate's policy for one endpoint, as pure functions over its `endpoint_flows` row:
  * how many of its waiting attempts may go now (`admit`), and what an attempt's result changes
- * (`afterResult`). release.ts and batch.ts read and write the rows; nothing here does I/O.
+ * (`afterResult`). release.ts and failedResults.ts read and write the rows; nothing here does I/O.
  *
  * What holds an endpoint's attempts back, in order:
  * - a pause: the circuit breaker (`not_responding`: attempts in a row timed out or failed to

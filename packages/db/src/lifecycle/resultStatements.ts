@@ -2,14 +2,14 @@ import type { DeliveryStatus } from "@herald/contracts/statuses";
 import type { StagedMessage } from "../outbox/index.ts";
 import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { writeBatch } from "./batch.ts";
+import { writeWithFailures } from "./failedResults.ts";
 import { type FlowChange, releasedByResults } from "./flow.ts";
 import { flowNotice, stageNotices } from "./operational.ts";
 import type { RetryPolicy } from "./retryPolicy.ts";
 
 /*
  * The results' statements (`writeResults`): a batch of successes in one statement here, a batch
- * with failures in one transaction in batch.ts, which asks retryPolicy.ts what follows each.
+ * with failures in one transaction in failedResults.ts, which asks retryPolicy.ts what follows each.
  * The stage that runs them is the dispatcher's recordResults.ts.
  */
 
@@ -63,7 +63,7 @@ export type Recorded = {
  * `attempt.completed.v1`, a batch at a time: records each attempt still `pending` and what
  * follows from it, atomically, under the one locking rule (locks.ts: deliveries first, in id
  * order). A batch with failures is one transaction that decides each result's next step in
- * the order they happened (batch.ts); a batch of successes only, nearly every batch under
+ * the order they happened (failedResults.ts); a batch of successes only, nearly every batch under
  * load, is one statement.
  *
  * Idempotent by the conditional update `attempts.status = 'pending'`: a result recorded once
@@ -79,7 +79,7 @@ export async function writeResults(
   const located = await locate(pool, unique);
   return located.every((r) => r.succeeded)
     ? writeSuccesses(pool, located)
-    : writeBatch(pool, located, policy);
+    : writeWithFailures(pool, located, policy);
 }
 
 /** A result whose event is known: its rows are looked for in that event's partitions only. */

@@ -6,7 +6,7 @@ import type { FlowSettings } from "./flow.ts";
 /**
  * The retry policy, as pure functions: the schedule of waits between attempts, and the
  * decision of what follows one attempt's result (`nextStep`). No database here: the results'
- * transaction (batch.ts) reads the delivery and its endpoint, asks `nextStep`, and writes what
+ * transaction (failedResults.ts) reads the delivery and its endpoint, asks `nextStep`, and writes what
  * it decided. The dispatcher parses the schedule from its config (RETRY_SCHEDULE) and declares
  * one delay queue per tier (`delayTiers`).
  *

@@ -26,7 +26,7 @@ type AttemptRow = {
  * Recording an attempt and deciding what follows commit together, so no delivery is left
  * without its next step, and every retry decided is returned to be scheduled.
  */
-export async function writeBatch(
+export async function writeWithFailures(
   pool: Pool,
   results: LocatedResult[],
   policy: RetryPolicy,
