@@ -19,6 +19,8 @@ export const ERROR_KINDS = {
   proxy_error: "The egress proxy failed, not the endpoint: this does not count toward disabling it.",
   auth_error: "No OAuth2 token could be had from the token URL: the response body says why.",
   invalid_url: "The URL does not parse.",
+  rejected:
+    "The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store.",
 } as const satisfies Record<string, string>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
