@@ -230,19 +230,36 @@ export function parseTarget(url: URL): Target {
 export const REDACTED = "[redacted]";
 
 /**
- * The URL as stored and shown: user info, if any, replaced by `[redacted]` (URL-encoded in the
- * URL's text: `%5Bredacted%5D@`).
+ * The URL as stored and shown: user info, if any, replaced by `[redacted]`, written as such (a
+ * URL parser reads it back as the user name `%5Bredacted%5D`).
  */
-export function redactUserInfo(url: URL): URL {
-  if (!url.username && !url.password) return url;
+export function redactUserInfo(url: URL): string {
+  if (!url.username && !url.password) return url.href;
   const shown = new URL(url.href);
-  shown.username = REDACTED;
+  shown.username = "redacted";
   shown.password = "";
-  return shown;
+  return shown.href.replace("//redacted@", `//${REDACTED}@`);
 }
 
 /** The user info of a URL as its type's client takes it, decoded; null without any. */
 export function userInfo(url: URL): { username: string; password: string } | null {
   if (!url.username && !url.password) return null;
   return { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+}
+
+/**
+ * Where a URL's deliveries go, for deciding whether saved secrets (custom headers, an OAuth2
+ * client secret, the URL's credentials) may follow a new URL: the origin of an HTTP URL; for
+ * other types the scheme and host (with port), and for S3 the bucket with the server it is on.
+ * `new URL().origin` is "null" for every non-HTTP scheme, so it cannot serve.
+ */
+export function destinationOrigin(url: URL): string {
+  const type = destinationType(url);
+  if (type === "http") return url.origin;
+  if (type === "s3") {
+    const endpoint = url.searchParams.get("endpoint");
+    const region = url.searchParams.get("region") ?? "us-east-1";
+    return `s3://${url.hostname}@${endpoint ?? `aws:${region}`}`;
+  }
+  return `${url.protocol}//${url.host}`;
 }

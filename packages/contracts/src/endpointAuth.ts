@@ -3,6 +3,11 @@
  * the senders (the gateway checks it; nothing here does I/O).
  */
 export type EndpointAuth = {
+  /**
+   * A destination's credentials, from its URL's user info (amqp://user:pass@…, an S3 access key
+   * and secret): the URL is saved with `[redacted]` in their place.
+   */
+  url_credentials?: { username: string; password: string };
   /** Mutual TLS and the trust of the endpoint's server: PEM text. */
   tls?: {
     /** The client certificate (a chain: the leaf first) and its private key, together or neither. */

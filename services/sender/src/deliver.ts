@@ -7,6 +7,7 @@ import {
   type ErrorKind,
   redactHeaders,
 } from "@herald/contracts";
+import { destinationType } from "@herald/contracts/destinations";
 import {
   endpointAuthContext,
   endpointHeadersContext,
@@ -18,6 +19,7 @@ import got, { type Got } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";
+import { publish, type Transports } from "./publish.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
 
@@ -36,6 +38,8 @@ export type DeliverOptions = {
   relay?: Pick<RelayClient, "call">;
   /** OAuth2 tokens of endpoints that want them, kept across attempts (tokens.ts). */
   tokens?: TokenCache;
+  /** The clients of destinations beyond HTTP, by type (transports/). */
+  transports?: Transports;
 };
 
 /** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
@@ -203,6 +207,8 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
   };
+  const type = destinationType(url);
+  if (type && type !== "http") return published(url, request, headers, custom, auth, options, started);
   // The outgoing call as a CLIENT span with the HTTP semantic conventions. No header or body is
   // recorded, and url.full is scrubbed of what may be a customer's token (spanUrl).
   const attributes = {
@@ -231,6 +237,35 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     }
     return outcome;
   });
+}
+
+/** An attempt to a queue, stream, topic or bucket (publish.ts), recorded as an HTTP one is. */
+async function published(
+  url: URL,
+  request: AttemptRequestedV1,
+  headers: Record<string, string>,
+  custom: Record<string, string>,
+  auth: EndpointAuth,
+  options: DeliverOptions,
+  started: number,
+): Promise<Outcome> {
+  if (!options.transports) return failure("invalid_url", started);
+  const timeoutMs = Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
+  const result = await publish(
+    url,
+    request,
+    headers,
+    auth.url_credentials ?? null,
+    { transports: options.transports, timeoutMs, allowPrivate: options.allowPrivate },
+    timeoutMs,
+  );
+  return {
+    ...result,
+    response_status: null,
+    duration_ms: Math.round(performance.now() - started),
+    retry_after_ms: null,
+    request_headers: redactHeaders(headers, Object.keys(custom)),
+  };
 }
 
 /**

@@ -121,3 +121,23 @@ export function guardedLookup(
     callback(null, first.address, first.family);
   });
 }
+
+/**
+ * The address to connect to for `host`, as the guard allows it: for the transports beyond HTTP,
+ * which connect to what this returns (a literal is checked as it is). With `allowPrivate`, any.
+ */
+export async function resolveGuarded(host: string, allowPrivate: boolean): Promise<string> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (isIP(bare)) {
+    if (!allowPrivate && isBlockedAddress(bare)) throw new BlockedDestinationError(host, bare);
+    return bare;
+  }
+  const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+    lookup(bare, { all: true }, (err, found) => (err ? reject(err) : resolve(found))),
+  );
+  const bad = allowPrivate ? undefined : addresses.find((a) => isBlockedAddress(a.address));
+  if (bad) throw new BlockedDestinationError(host, bad.address);
+  const first = addresses[0];
+  if (!first) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
+  return first.address;
+}

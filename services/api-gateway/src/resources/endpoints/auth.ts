@@ -1,9 +1,10 @@
 import { X509Certificate } from "node:crypto";
 import type { EndpointAuth } from "@herald/contracts";
+import { destinationOrigin, destinationType } from "@herald/contracts/destinations";
 import { endpointAuthContext, Prisma, type SecretBox } from "@herald/db";
 import { invalid } from "../../http/errors.ts";
 import type { Schema } from "../../http/route.ts";
-import { checkUrl } from "./input.ts";
+import { checkUrl, type UrlCredentials } from "./input.ts";
 import { certificates, checkUsable, keyPem, pemOf, privateKey } from "./tlsMaterial.ts";
 
 /**
@@ -107,7 +108,7 @@ const secretKept = (sent: NonNullable<OAuth2Input>) =>
 
 function originOf(url: string): string {
   try {
-    return new URL(url).origin;
+    return destinationOrigin(new URL(url));
   } catch {
     return url;
   }
@@ -129,6 +130,44 @@ export function checkTokenFollows(
     "oauth2.client_secret",
     "The URL moves to another origin: send the OAuth2 client secret again with it, or remove OAuth2 (`oauth2: null`): a token goes only where it was set for.",
   );
+}
+
+/**
+ * A destination's credentials go only where they were set for: a URL sent back with
+ * `[redacted]` as its user info keeps them only on the same destination (scheme, host and
+ * port; for S3 the bucket and its server).
+ */
+export function checkCredentialsFollow(
+  found: { url: string },
+  saved: EndpointAuth,
+  url: string,
+  sent: UrlCredentials,
+) {
+  if (sent !== "kept") return;
+  if (!saved.url_credentials)
+    throw invalid(
+      "url",
+      "The URL's user info is `[redacted]`, but the endpoint has no saved credentials: send them.",
+    );
+  if (originOf(url) !== originOf(found.url))
+    throw invalid(
+      "url",
+      "The URL moves to another destination: send its credentials again in the URL's user info (saved credentials go only where they were set for).",
+    );
+}
+
+/**
+ * HTTP's own authentication (`tls`, `oauth2`) is for webhooks; a destination beyond HTTP takes
+ * its credentials in its URL.
+ */
+export function checkAuthFits(url: string, body: AuthInput) {
+  if (destinationType(new URL(url)) === "http") return;
+  for (const field of ["tls", "oauth2"] as const)
+    if (body[field])
+      throw invalid(
+        field,
+        `${field} is for http and https endpoints; a destination takes its credentials in its URL's user info.`,
+      );
 }
 
 /** The URL as the API saves it (checkUrl's form), so the same URL written otherwise is the same. */
@@ -195,23 +234,29 @@ function show(auth: EndpointAuth): AuthShown {
 }
 
 /**
- * The columns for `body`'s `tls` and `oauth2` over what `saved` holds (nothing when it sends
- * neither): the sealed document, and what is shown of it.
+ * The columns for `body`'s `tls` and `oauth2`, and a new URL's `credentials`, over what `saved`
+ * holds (nothing when it changes none): the sealed document, and what is shown of it.
  */
 export function authColumns(
   secrets: SecretBox,
   endpointId: string,
   body: AuthInput,
   saved: EndpointAuth,
+  credentials?: UrlCredentials,
 ): { auth: Prisma.InputJsonValue | typeof Prisma.DbNull; authSealed: string | null } | null {
-  if (body.tls === undefined && body.oauth2 === undefined) return null;
+  if (body.tls === undefined && body.oauth2 === undefined && credentials === undefined) return null;
   const next: EndpointAuth = {
+    url_credentials:
+      credentials === undefined || credentials === "kept"
+        ? saved.url_credentials
+        : (credentials ?? undefined),
     tls: body.tls === undefined ? saved.tls : mergeTls(body.tls, saved.tls),
     oauth2: body.oauth2 === undefined ? saved.oauth2 : mergeOAuth2(body.oauth2, saved.oauth2),
   };
+  if (!next.url_credentials) delete next.url_credentials;
   if (!next.tls) delete next.tls;
   if (!next.oauth2) delete next.oauth2;
-  if (!next.tls && !next.oauth2) return { auth: Prisma.DbNull, authSealed: null };
+  if (!next.tls && !next.oauth2 && !next.url_credentials) return { auth: Prisma.DbNull, authSealed: null };
   return {
     auth: show(next) as Prisma.InputJsonValue,
     authSealed: secrets.seal(JSON.stringify(next), endpointAuthContext(endpointId)),

@@ -1,7 +1,7 @@
 import { endpointSecretContext, isId, newId, type Prisma, type PrismaClient } from "@herald/db";
 import type { Notice } from "@herald/db/lifecycle";
 import type { Account, Ctx, Deps } from "../../context.ts";
-import { notFound } from "../../http/errors.ts";
+import { invalid, notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, ref } from "../../http/route.ts";
 import {
@@ -20,16 +20,24 @@ import {
   recoveredByHand,
   stageInPrisma,
 } from "../operational/notices.ts";
-import { type AuthInput, authColumns, authFields, checkTokenFollows, openAuth } from "./auth.ts";
+import {
+  type AuthInput,
+  authColumns,
+  authFields,
+  checkAuthFits,
+  checkCredentialsFollow,
+  checkTokenFollows,
+  openAuth,
+} from "./auth.ts";
 import { checkHeadersFollow, keepRedacted, openHeaders, sealHeaders } from "./headers.ts";
 import {
   checkEndpointRoom,
+  checkEndpointUrl,
   checkEventTypes,
   checkFilter,
   checkHeaders,
   checkNotListening,
   checkSecret,
-  checkUrl,
   endpointFields,
   generateSecret,
 } from "./input.ts";
@@ -116,7 +124,7 @@ type EndpointInput = AuthInput & {
 /** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
 async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, operational: boolean) {
   return {
-    ...(body.url !== undefined ? { url: checkUrl(body.url) } : {}),
+    ...(body.url !== undefined ? { url: checkEndpointUrl(body.url).url } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.event_types !== undefined
       ? {
@@ -150,6 +158,13 @@ export async function createEndpoint(
   body: CreateInput,
 ) {
   const input = await checkedInput(deps, account.id, body, app.operational);
+  checkAuthFits(input.url!, body);
+  const credentials = checkEndpointUrl(body.url).credentials;
+  if (credentials === "kept")
+    throw invalid(
+      "url",
+      "The URL's user info is `[redacted]`: a new endpoint has no saved credentials; send them.",
+    );
   const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
   const id = newId("endpoint");
   const created = await withLiveApp(deps.prisma, { id: app.id, ref: app.ref, param: "app" }, async (tx) => {
@@ -162,7 +177,7 @@ export async function createEndpoint(
         url: input.url!,
         ...input,
         ...(input.headers ? sealHeaders(deps.secrets, id, input.headers) : {}),
-        ...authColumns(deps.secrets, id, body, {}),
+        ...authColumns(deps.secrets, id, body, {}, credentials ?? undefined),
         secret: deps.secrets.seal(secret, endpointSecretContext(id)),
         flow: { create: {} },
       },
@@ -283,10 +298,14 @@ export const endpointRoutes: RouteSpec[] = [
         // row as this update changes it, not as another update at once left it.
         await tx.$executeRaw`SELECT 1 FROM endpoints WHERE id = ${found.id} FOR UPDATE`;
         const current = await tx.endpoint.findUniqueOrThrow({ where: { id: found.id } });
+        const savedAuth = openAuth(deps.secrets, current);
+        const credentials = body.url !== undefined ? checkEndpointUrl(body.url).credentials : undefined;
         if (input.url) {
           checkHeadersFollow(current, input.url, input.headers);
           checkTokenFollows(current, input.url, body.oauth2);
+          checkCredentialsFollow(current, savedAuth, input.url, credentials!);
         }
+        checkAuthFits(input.url ?? current.url, body);
         // `disabled` first, by a conditional update: of requests disabling (or enabling) it at
         // once, only the one that changed it finds it changed, and tells of it.
         const flipped =
@@ -304,7 +323,7 @@ export const endpointRoutes: RouteSpec[] = [
               keepRedacted(input.headers, openHeaders(deps.secrets, current)),
             )
           : {};
-        const auth = authColumns(deps.secrets, found.id, body, openAuth(deps.secrets, current)) ?? {};
+        const auth = authColumns(deps.secrets, found.id, body, savedAuth, credentials) ?? {};
         const endpoint = await tx.endpoint.update({
           where: { id: found.id },
           data: { ...input, ...headers, ...auth, updatedAt: new Date() },

@@ -1,4 +1,5 @@
 import { REDACTED } from "@herald/contracts";
+import { destinationOrigin } from "@herald/contracts/destinations";
 import { endpointHeadersContext, type PrismaClient, type SecretBox } from "@herald/db";
 import type { Logger } from "@herald/runtime";
 import { invalid } from "../../http/errors.ts";
@@ -48,7 +49,7 @@ export function checkHeadersFollow(
   sent: Record<string, string> | undefined,
 ): void {
   const saved = Object.keys((found.headers ?? {}) as object);
-  if (!saved.length || new URL(url).origin === new URL(found.url).origin) return;
+  if (!saved.length || destinationOrigin(new URL(url)) === destinationOrigin(new URL(found.url))) return;
   const kept = sent ? Object.keys(sent).find((name) => sent[name] === REDACTED) : saved[0];
   if (kept === undefined) return;
   throw invalid(

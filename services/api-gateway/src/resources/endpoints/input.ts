@@ -1,4 +1,13 @@
 import { randomBytes } from "node:crypto";
+import {
+  DestinationError,
+  destinationType,
+  parseTarget,
+  REDACTED,
+  redactUserInfo,
+  SCHEMES,
+  userInfo,
+} from "@herald/contracts/destinations";
 import { compileFilter, FilterError } from "@herald/contracts/filter";
 import { Prisma, type PrismaClient } from "@herald/db";
 import { invalid } from "../../http/errors.ts";
@@ -23,6 +32,43 @@ export function checkUrl(value: string, param = "url"): string {
   if (url.username || url.password)
     throw invalid(param, "url must not contain credentials; send them in headers instead.");
   return url.toString();
+}
+
+/** What a URL's user info asks for: credentials to save, none, or those saved kept (`[redacted]`). */
+export type UrlCredentials = { username: string; password: string } | null | "kept";
+
+const SCHEME_LIST = Object.keys(SCHEMES)
+  .map((s) => s.slice(0, -1))
+  .join(", ");
+
+/**
+ * An endpoint's URL: an http(s) webhook, or a destination whose scheme names its type (amqp,
+ * nats, redis, mqtt, s3), checked by that type's grammar. A destination's user info is its
+ * credentials: returned apart, and the URL saved with `[redacted]` in its place. A URL sent
+ * back as shown (`[redacted]` as its user info) keeps the saved credentials.
+ */
+export function checkEndpointUrl(value: string, param = "url"): { url: string; credentials: UrlCredentials } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(
+      param,
+      `url must be an absolute URL (http, https, or a destination: ${SCHEME_LIST}); got '${value}'.`,
+    );
+  }
+  const type = destinationType(url);
+  if (type === "http") return { url: checkUrl(value, param), credentials: null };
+  if (!type) throw invalid(param, `url must use one of ${SCHEME_LIST}; got '${url.protocol}'.`);
+  try {
+    parseTarget(url);
+  } catch (err) {
+    if (err instanceof DestinationError) throw invalid(param, err.message);
+    throw err;
+  }
+  const info = userInfo(url);
+  const kept = info?.username === REDACTED && !info.password;
+  return { url: redactUserInfo(url), credentials: kept ? "kept" : info };
 }
 
 /** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes. */
@@ -124,7 +170,8 @@ export const endpointFields: Record<string, Schema> = {
     type: "string",
     minLength: 1,
     maxLength: URL_MAX,
-    description: "Where events are POSTed: an http or https URL.",
+    description:
+      "Where events go. An http or https URL: each is POSTed there. Or a destination, whose scheme names its type, each event published there with the same body and Standard Webhooks headers: `amqp://` / `amqps://` (`?exchange=X&routing_key=K`, vhost as the path), `nats://` / `tls://` (`?subject=S`, JetStream when a stream takes the subject), `redis://` / `rediss://` (`/db?stream=S&maxlen=N`), `mqtt://` / `mqtts://` (`?topic=T&qos=1`), `s3://bucket/prefix` (`?endpoint=URL&region=R`, one object per event). A destination's user info (`user:password@`; for S3 the access key id and secret) is write-only: sealed at rest and shown as `[redacted]`. Sent back as `[redacted]`, it keeps the saved credentials on the same destination only. Every host must pass the destination check (no private addresses).",
   },
   description: { type: "string", maxLength: 4096 },
   event_types: {
