@@ -17,7 +17,8 @@ export const ERROR_KINDS = {
   http_error: "The endpoint answered with a status other than 2xx.",
   blocked_destination: "The host is, or resolves to, a private or reserved address.",
   proxy_error: "The egress proxy failed, not the endpoint: this does not count toward disabling it.",
-  auth_error: "No OAuth2 token could be had from the token URL: the response body says why.",
+  auth_error:
+    "No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why.",
   invalid_url: "The URL does not parse.",
   rejected:
     "The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store.",

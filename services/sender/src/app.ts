@@ -16,6 +16,7 @@ import { egressAgents, parseNoProxy } from "./egress.ts";
 import { senderMetrics } from "./metrics.ts";
 import { resultReporter } from "./reports.ts";
 import { TokenCache } from "./tokens.ts";
+import { transports } from "./transports/index.ts";
 
 /** Opened secrets kept at most, and characters of them and their sealed forms in all. */
 const OPENED_MAX = 10_000;
@@ -84,9 +85,13 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   };
   // Attempts to `herald listen` endpoints go through it, to the gateway holding the CLI's socket.
   const relay = new RelayClient(broker);
+  const agents = egressAgents(agentOptions, config.egressProxyUrl, parseNoProxy(config.egressNoProxy));
+  // Queues, streams, topics and buckets: each type's client, made at its first attempt.
+  const destinations = transports(agents);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
-    agents: egressAgents(agentOptions, config.egressProxyUrl, parseNoProxy(config.egressNoProxy)),
+    agents,
+    transports: destinations,
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,
@@ -184,6 +189,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       consuming = false;
       await broker.stopConsuming();
       await relay.close();
+      await destinations.close();
       await broker.close();
       options.agents.destroy();
       if (health) await closeServer(health);

@@ -225,7 +225,7 @@ export type Attempt = {
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL: the response body says why. `invalid_url`: The URL does not parse. */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -249,7 +249,7 @@ export type AttemptWithRequest = {
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL: the response body says why. `invalid_url`: The URL does not parse. */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -629,7 +629,7 @@ export type Operations = {
     body: {
       /** The app's id or its uid. */
       app: string;
-      /** Where events are POSTed: an http or https URL. */
+      /** Where events go. An http or https URL: each is POSTed there. Or a destination, whose scheme names its type, each event published there with the same body and Standard Webhooks headers: `amqp://` / `amqps://` (`?exchange=X&routing_key=K`, vhost as the path), `nats://` / `tls://` (`?subject=S`, JetStream when a stream takes the subject), `redis://` / `rediss://` (`/db?stream=S&maxlen=N`), `mqtt://` / `mqtts://` (`?topic=T&qos=1`), `s3://bucket/prefix` (`?endpoint=URL&region=R`, one object per event). A destination's user info (`user:password@`; for S3 the access key id and secret) is write-only: sealed at rest and shown as `[redacted]`. Sent back as `[redacted]`, it keeps the saved credentials on the same destination only. Every host must pass the destination check (no private addresses). */
       url: string;
       description?: string;
       /** Event type names this endpoint receives; empty means all. In a form body: `event_types[]=a&event_types[]=b`. */
@@ -715,7 +715,7 @@ export type Operations = {
     };
     query: Record<string, never>;
     body: {
-      /** Where events are POSTed: an http or https URL. */
+      /** Where events go. An http or https URL: each is POSTed there. Or a destination, whose scheme names its type, each event published there with the same body and Standard Webhooks headers: `amqp://` / `amqps://` (`?exchange=X&routing_key=K`, vhost as the path), `nats://` / `tls://` (`?subject=S`, JetStream when a stream takes the subject), `redis://` / `rediss://` (`/db?stream=S&maxlen=N`), `mqtt://` / `mqtts://` (`?topic=T&qos=1`), `s3://bucket/prefix` (`?endpoint=URL&region=R`, one object per event). A destination's user info (`user:password@`; for S3 the access key id and secret) is write-only: sealed at rest and shown as `[redacted]`. Sent back as `[redacted]`, it keeps the saved credentials on the same destination only. Every host must pass the destination check (no private addresses). */
       url?: string;
       description?: string;
       /** Event type names this endpoint receives; empty means all. In a form body: `event_types[]=a&event_types[]=b`. */
@@ -1055,7 +1055,7 @@ export type Operations = {
     params: Record<string, never>;
     query: Record<string, never>;
     body: {
-      /** Where events are POSTed: an http or https URL. */
+      /** Where events go. An http or https URL: each is POSTed there. Or a destination, whose scheme names its type, each event published there with the same body and Standard Webhooks headers: `amqp://` / `amqps://` (`?exchange=X&routing_key=K`, vhost as the path), `nats://` / `tls://` (`?subject=S`, JetStream when a stream takes the subject), `redis://` / `rediss://` (`/db?stream=S&maxlen=N`), `mqtt://` / `mqtts://` (`?topic=T&qos=1`), `s3://bucket/prefix` (`?endpoint=URL&region=R`, one object per event). A destination's user info (`user:password@`; for S3 the access key id and secret) is write-only: sealed at rest and shown as `[redacted]`. Sent back as `[redacted]`, it keeps the saved credentials on the same destination only. Every host must pass the destination check (no private addresses). */
       url: string;
       description?: string;
       /** Event type names this endpoint receives; empty means all. In a form body: `event_types[]=a&event_types[]=b`. */

@@ -1,0 +1,285 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import amqp from "amqplib";
+import { Redis } from "ioredis";
+import mqtt from "mqtt";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtures, setupApp } from "../support/fixtures.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { startSystem, type TestSystem } from "../support/system.ts";
+import { startTcpProxy } from "../support/tcpProxy.ts";
+
+/**
+ * Endpoints that are destinations beyond HTTP, through the whole system (gateway, dispatcher,
+ * sender) to the real servers on this machine: each delivery read back by an independent
+ * client and its signature verified with `standardwebhooks`; retries while the server is out
+ * of reach, replay, credentials redacted; and a destination that hangs holds no other app up.
+ * Each type's transport has its own tests beside it (services/sender/src/transports/).
+ */
+let sys: TestSystem;
+let receiver: Receiver;
+let f: ReturnType<typeof fixtures>;
+let redis: Redis;
+const run = randomBytes(4).toString("hex");
+const streams: string[] = [];
+
+beforeAll(async () => {
+  sys = await startSystem({ RETRY_SCHEDULE: "1s,1s,1s" });
+  receiver = await startReceiver();
+  await setupApp(sys, ["invoice.paid"]);
+  f = fixtures(sys, receiver);
+  redis = new Redis({ host: "127.0.0.1", port: 6379, lazyConnect: true });
+  await redis.connect();
+});
+afterAll(async () => {
+  if (streams.length) await redis.del(...streams);
+  await redis.acl("DELUSER", `t_dest_${run}`);
+  redis.disconnect();
+  await sys.close();
+  await receiver.close();
+});
+
+const stream = (name: string) => {
+  const key = `t_dest_${run}_${name}`;
+  streams.push(key);
+  return key;
+};
+
+/** A stream entry as its headers (every field but `body`) and body. */
+function entry(fields: string[]): { headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {};
+  let body = "";
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] === "body") body = fields[i + 1]!;
+    else headers[fields[i]!] = fields[i + 1]!;
+  }
+  return { headers, body };
+}
+
+async function secretOf(endpoint: string): Promise<string> {
+  return (await sys.request("GET", `/v3/endpoints/${endpoint}/secret`)).body.secret as string;
+}
+
+async function endpoint(url: string): Promise<string> {
+  const res = await sys.request("POST", "/v3/endpoints", { json: { app: "acme", url } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+describe("a Redis Streams destination", () => {
+  it("gets each event as an entry whose signature verifies, the entry id as the attempt's response", async () => {
+    const key = stream("plain");
+    const ep = await endpoint(`redis://127.0.0.1:6379/0?stream=${key}`);
+    const eventId = await f.send("invoice.paid", { amount: 4200, note: "née" });
+    await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+
+    const [id, fields] = ((await redis.xrange(key, "-", "+")) as [string, string[]][])[0]!;
+    const { headers, body } = entry(fields);
+    expect(headers["webhook-id"]).toBe(eventId);
+    expect(new Webhook(await secretOf(ep)).verify(body, headers)).toMatchObject({
+      type: "invoice.paid",
+      data: { amount: 4200, note: "née" },
+    });
+    const [attempt] = (await sys.request("GET", `/v3/attempts?endpoint=${ep}`)).body.data;
+    expect(attempt).toMatchObject({ status: "succeeded", response_status: null, error: null });
+    expect(attempt.response_body).toBe(`stream ${key}, entry ${id}`);
+  });
+
+  it("uses the URL's credentials, shown as [redacted] in the endpoint and its attempts", async () => {
+    const user = `t_dest_${run}`;
+    const password = `pw-${run}-secret`;
+    const key = stream("acl");
+    await redis.acl("SETUSER", user, "on", `>${password}`, `~t_dest_${run}*`, "+@all");
+    const ep = await endpoint(`redis://${user}:${password}@127.0.0.1:6379/0?stream=${key}`);
+    const shown = await sys.request("GET", `/v3/endpoints/${ep}`);
+    expect(shown.body.url).toBe(`redis://[redacted]@127.0.0.1:6379/0?stream=${key}`);
+
+    const eventId = await f.send("invoice.paid");
+    await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+    expect(await redis.xlen(key)).toBe(1);
+    const attempts = await sys.request("GET", `/v3/attempts?endpoint=${ep}`);
+    expect(attempts.body.data[0].url).toBe(shown.body.url);
+    expect(JSON.stringify(attempts.body)).not.toContain(password);
+  });
+
+  it("is retried while out of reach, and delivered once it answers again", async () => {
+    const proxy = await startTcpProxy("127.0.0.1", 6379);
+    try {
+      await proxy.cut();
+      const key = stream("outage");
+      const ep = await endpoint(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
+      const eventId = await f.send("invoice.paid");
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("retrying");
+      const failed = (await f.attempts(`endpoint=${ep}`)).find((a) => a.status === "failed");
+      expect(failed!.error).toBe("connection_error");
+      await proxy.restore();
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+      expect(await redis.xlen(key)).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("has its failed deliveries replayed", async () => {
+    const proxy = await startTcpProxy("127.0.0.1", 6379);
+    try {
+      await proxy.cut();
+      const key = stream("replay");
+      const ep = await endpoint(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
+      const eventId = await f.send("invoice.paid");
+      // Four attempts a second apart, all refused: the delivery fails for good.
+      await expect.poll(() => f.status(eventId, ep), { timeout: 20_000 }).toBe("failed");
+      await proxy.restore();
+      const replay = await sys.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} });
+      expect(replay.status, JSON.stringify(replay.body)).toBe(202);
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+      const [, fields] = ((await redis.xrange(key, "-", "+")) as [string, string[]][])[0]!;
+      expect(entry(fields).headers["webhook-id"]).toBe(eventId);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("a RabbitMQ destination", () => {
+  it("gets each event as a persistent message, signed, through the URL's credentials", async () => {
+    const queue = `t_dest_${run}_amqp`;
+    const connection = await amqp.connect("amqp://guest:guest@127.0.0.1:5672");
+    const channel = await connection.createChannel();
+    try {
+      await channel.assertQueue(queue, { durable: false, autoDelete: false });
+      const ep = await endpoint(`amqp://guest:guest@127.0.0.1:5672/?routing_key=${queue}`);
+      expect((await sys.request("GET", `/v3/endpoints/${ep}`)).body.url).toBe(
+        `amqp://[redacted]@127.0.0.1:5672/?routing_key=${queue}`,
+      );
+      const eventId = await f.send("invoice.paid", { amount: 9 });
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+      const message = await channel.get(queue, { noAck: true });
+      expect(message).not.toBe(false);
+      if (!message) return;
+      expect(message.properties.messageId).toBe(eventId);
+      expect(message.properties.deliveryMode).toBe(2);
+      const headers = Object.fromEntries(
+        Object.entries(message.properties.headers ?? {}).map(([k, v]) => [k, String(v)]),
+      );
+      expect(new Webhook(await secretOf(ep)).verify(message.content.toString("utf8"), headers)).toMatchObject(
+        {
+          data: { amount: 9 },
+        },
+      );
+    } finally {
+      await channel.deleteQueue(queue).catch(() => {});
+      await connection.close();
+    }
+  });
+});
+
+type S3rver = { run(): Promise<AddressInfo>; close(): Promise<void> };
+const S3rver = createRequire(import.meta.url)("s3rver") as new (options: {
+  address: string;
+  port: number;
+  directory: string;
+  silent: boolean;
+}) => S3rver;
+
+describe("an S3 destination (an S3-compatible server)", () => {
+  it("gets one object per event, keyed by its id, the headers as metadata, signed by the URL's keys", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "herald-s3-"));
+    const server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true });
+    const base = `http://127.0.0.1:${(await server.run()).port}`;
+    try {
+      const bucket = `t-dest-${run}`;
+      expect((await fetch(`${base}/${bucket}`, { method: "PUT" })).ok).toBe(true);
+      // s3rver's one account: it checks the access key id of each signature.
+      const ep = await endpoint(`s3://S3RVER:S3RVER@${bucket}/events/?endpoint=${encodeURIComponent(base)}`);
+      const eventId = await f.send("invoice.paid", { amount: 11 });
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+      const object = await fetch(`${base}/${bucket}/events/${eventId}.json`);
+      expect(object.status).toBe(200);
+      const meta = (name: string) => object.headers.get(`x-amz-meta-${name}`) ?? "";
+      const headers = Object.fromEntries(
+        ["webhook-id", "webhook-timestamp", "webhook-signature"].map((n) => [n, meta(n)]),
+      );
+      expect(new Webhook(await secretOf(ep)).verify(await object.text(), headers)).toMatchObject({
+        data: { amount: 11 },
+      });
+      const [attempt] = (await sys.request("GET", `/v3/attempts?endpoint=${ep}`)).body.data;
+      expect(attempt.url).toBe(`s3://[redacted]@${bucket}/events/?endpoint=${encodeURIComponent(base)}`);
+      expect(attempt.response_body).toContain(`s3://${bucket}/events/${eventId}.json`);
+    } finally {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("an MQTT destination", () => {
+  it("gets each event published with QoS 1, the headers as user properties, its signature verifying", async () => {
+    const topic = `t_dest/${run}/orders`;
+    const subscriber = await mqtt.connectAsync("mqtt://127.0.0.1:1883", { protocolVersion: 5 });
+    try {
+      const received = new Promise<{ payload: Buffer; properties: Record<string, string | string[]> }>(
+        (resolve) =>
+          subscriber.on("message", (_topic, payload, packet) =>
+            resolve({
+              payload,
+              properties: (packet.properties?.userProperties ?? {}) as Record<string, string>,
+            }),
+          ),
+      );
+      await subscriber.subscribeAsync(topic, { qos: 1 });
+      const ep = await endpoint(`mqtt://127.0.0.1:1883?topic=${encodeURIComponent(topic)}&qos=1`);
+      const eventId = await f.send("invoice.paid", { amount: 7 });
+      const { payload, properties } = await received;
+      const headers = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, String(v)]));
+      expect(headers["webhook-id"]).toBe(eventId);
+      expect(new Webhook(await secretOf(ep)).verify(payload.toString("utf8"), headers)).toMatchObject({
+        data: { amount: 7 },
+      });
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+    } finally {
+      await subscriber.endAsync();
+    }
+  });
+});
+
+describe("a destination that hangs", () => {
+  let silent: Server;
+  const held = new Set<Socket>();
+  beforeAll(async () => {
+    // Accepts connections and never answers a byte: every attempt to it waits its whole timeout.
+    silent = createServer((socket) => {
+      held.add(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  it("holds up no other app's HTTP endpoint: its deliveries arrive while the hung attempts wait", async () => {
+    const port = (silent.address() as { port: number }).port;
+    await setupApp(sys, [], "bystander");
+    const hung = await endpoint(`redis://127.0.0.1:${port}/0?stream=t_dest_${run}_hung`);
+    const hungEvents = await Promise.all(Array.from({ length: 5 }, () => f.send("invoice.paid")));
+    await expect.poll(() => held.size, { timeout: 10_000 }).toBeGreaterThan(0);
+
+    const bystander = fixtures(sys, receiver, "bystander");
+    const ep = await bystander.endpoint("/bystander");
+    const sent = await Promise.all(Array.from({ length: 5 }, () => bystander.send("invoice.paid")));
+    for (const eventId of sent)
+      await expect.poll(() => bystander.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+    // Every bystander delivery succeeded while the hung destination's first attempts were still open.
+    const hungAttempts = await f.attempts(`endpoint=${hung}`);
+    expect(hungAttempts.filter((a) => a.status !== "pending")).toEqual([]);
+    expect(hungEvents).toHaveLength(5);
+  });
+});
