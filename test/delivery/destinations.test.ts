@@ -8,6 +8,7 @@ import { join } from "node:path";
 import amqp from "amqplib";
 import { Redis } from "ioredis";
 import mqtt from "mqtt";
+import { connect as connectNats, RetentionPolicy, StorageType } from "nats";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtures, setupApp } from "../support/fixtures.ts";
@@ -215,6 +216,37 @@ describe("an S3 destination (an S3-compatible server)", () => {
     } finally {
       await server.close();
       await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a NATS destination", () => {
+  it("gets each event through JetStream when a stream takes the subject, acked by the stream", async () => {
+    const nc = await connectNats({ servers: "127.0.0.1:4222" });
+    const jsm = await nc.jetstreamManager();
+    const name = `T_DEST_${run}`;
+    const subject = `t_dest.${run}.orders`;
+    try {
+      await jsm.streams.add({
+        name,
+        subjects: [subject],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.Memory,
+      });
+      const ep = await endpoint(`nats://127.0.0.1:4222?subject=${subject}`);
+      const eventId = await f.send("invoice.paid", { amount: 13 });
+      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
+      const stored = await jsm.streams.getMessage(name, { seq: 1 });
+      const headers = Object.fromEntries(stored.header.keys().map((k) => [k, stored.header.get(k)]));
+      expect(headers["Nats-Msg-Id"]).toBe(eventId);
+      expect(new Webhook(await secretOf(ep)).verify(stored.string(), headers)).toMatchObject({
+        data: { amount: 13 },
+      });
+      const [attempt] = (await sys.request("GET", `/v3/attempts?endpoint=${ep}`)).body.data;
+      expect(attempt.response_body).toBe(`stream ${name}, sequence 1`);
+    } finally {
+      await jsm.streams.delete(name).catch(() => {});
+      await nc.close();
     }
   });
 });

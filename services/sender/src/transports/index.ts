@@ -3,17 +3,19 @@ import type { EgressAgents } from "../egress.ts";
 import type { Transports } from "../publish.ts";
 import { createAmqpTransport } from "./amqp.ts";
 import { createMqttTransport } from "./mqtt.ts";
+import { createNatsTransport } from "./nats.ts";
 import { createRedisTransport } from "./redis.ts";
 import { createS3Transport } from "./s3.ts";
-import { type Transport, TransportError } from "./types.ts";
+import type { Transport } from "./types.ts";
 
 /**
  * Every destination type beyond HTTP, one module each behind types.ts's `Transport`. A type's
  * client is made at its first attempt, so a sender that publishes nowhere opens nothing. To add
  * a type: its URL grammar in @herald/contracts/destinations, its module here, a line below.
  */
-const FACTORIES: Partial<Record<Target["type"], (agents: EgressAgents) => Transport>> = {
+const FACTORIES: Record<Target["type"], (agents: EgressAgents) => Transport> = {
   amqp: () => createAmqpTransport() as Transport,
+  nats: () => createNatsTransport() as Transport,
   redis: () => createRedisTransport() as Transport,
   mqtt: () => createMqttTransport() as Transport,
   // S3 is HTTP underneath: out through the egress proxy (EGRESS_PROXY_URL) as webhooks go.
@@ -26,10 +28,7 @@ export function transports(agents: EgressAgents): Transports & { close(): Promis
     of(type) {
       let transport = made.get(type);
       if (!transport) {
-        const factory = FACTORIES[type];
-        if (!factory)
-          throw new TransportError("rejected", `this sender has no client for ${type} destinations`);
-        transport = factory(agents);
+        transport = FACTORIES[type](agents);
         made.set(type, transport);
       }
       return transport;
