@@ -108,44 +108,6 @@ describe("a Redis Streams destination", () => {
     expect(attempts.body.data[0].url).toBe(shown.body.url);
     expect(JSON.stringify(attempts.body)).not.toContain(password);
   });
-
-  it("is retried while out of reach, and delivered once it answers again", async () => {
-    const proxy = await startTcpProxy("127.0.0.1", 6379);
-    try {
-      await proxy.cut();
-      const key = stream("outage");
-      const ep = await endpoint(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
-      const eventId = await f.send("invoice.paid");
-      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("retrying");
-      const failed = (await f.attempts(`endpoint=${ep}`)).find((a) => a.status === "failed");
-      expect(failed!.error).toBe("connection_error");
-      await proxy.restore();
-      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
-      expect(await redis.xlen(key)).toBe(1);
-    } finally {
-      await proxy.close();
-    }
-  });
-
-  it("has its failed deliveries replayed", async () => {
-    const proxy = await startTcpProxy("127.0.0.1", 6379);
-    try {
-      await proxy.cut();
-      const key = stream("replay");
-      const ep = await endpoint(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
-      const eventId = await f.send("invoice.paid");
-      // Four attempts a second apart, all refused: the delivery fails for good.
-      await expect.poll(() => f.status(eventId, ep), { timeout: 20_000 }).toBe("failed");
-      await proxy.restore();
-      const replay = await sys.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} });
-      expect(replay.status, JSON.stringify(replay.body)).toBe(202);
-      await expect.poll(() => f.status(eventId, ep), { timeout: 15_000 }).toBe("succeeded");
-      const [, fields] = ((await redis.xrange(key, "-", "+")) as [string, string[]][])[0]!;
-      expect(entry(fields).headers["webhook-id"]).toBe(eventId);
-    } finally {
-      await proxy.close();
-    }
-  });
 });
 
 describe("a RabbitMQ destination", () => {
@@ -279,6 +241,68 @@ describe("an MQTT destination", () => {
       await subscriber.endAsync();
     }
   });
+});
+
+describe("every type, while its server is out of reach", () => {
+  const queue = `t_dest_${run}_outage`;
+  const bucket = `t-dest-${run}-outage`;
+  let s3: { server: S3rver; directory: string; port: number };
+  let rabbit: amqp.ChannelModel;
+  beforeAll(async () => {
+    rabbit = await amqp.connect("amqp://guest:guest@127.0.0.1:5672");
+    await (await rabbit.createChannel()).assertQueue(queue, { durable: false });
+    const directory = await mkdtemp(join(tmpdir(), "herald-s3-"));
+    const server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true });
+    s3 = { server, directory, port: (await server.run()).port };
+    expect((await fetch(`http://127.0.0.1:${s3.port}/${bucket}`, { method: "PUT" })).ok).toBe(true);
+  });
+  afterAll(async () => {
+    await (await rabbit.createChannel()).deleteQueue(queue).catch(() => {});
+    await rabbit.close();
+    await s3.server.close();
+    await rm(s3.directory, { recursive: true, force: true });
+  });
+
+  // Each type's server behind a TCP proxy the test cuts and restores: the URL through it.
+  const types: [string, () => number, (port: number) => string][] = [
+    ["amqp", () => 5672, (port) => `amqp://guest:guest@127.0.0.1:${port}/?routing_key=${queue}`],
+    ["nats", () => 4222, (port) => `nats://127.0.0.1:${port}?subject=t_dest.${run}.outage`],
+    ["redis", () => 6379, (port) => `redis://127.0.0.1:${port}/0?stream=${stream("outage")}`],
+    ["mqtt", () => 1883, (port) => `mqtt://127.0.0.1:${port}?topic=t_dest/${run}/outage`],
+    [
+      "s3",
+      () => s3.port,
+      (port) => `s3://${bucket}/outage/?endpoint=${encodeURIComponent(`http://127.0.0.1:${port}`)}`,
+    ],
+  ];
+
+  it.each(types)(
+    "%s: retried until it answers, then its failed deliveries replayed",
+    async (_type, target, url) => {
+      const proxy = await startTcpProxy("127.0.0.1", target());
+      try {
+        await proxy.cut();
+        const ep = await endpoint(url(proxy.port));
+        const retried = await f.send("invoice.paid");
+        await expect.poll(() => f.status(retried, ep), { timeout: 15_000 }).toBe("retrying");
+        const failed = (await f.attempts(`endpoint=${ep}`)).find((a) => a.status === "failed");
+        expect(failed!.error).toBe("connection_error");
+        await proxy.restore();
+        await expect.poll(() => f.status(retried, ep), { timeout: 15_000 }).toBe("succeeded");
+
+        await proxy.cut();
+        const replayed = await f.send("invoice.paid");
+        // Four attempts a second apart, all refused: the delivery fails for good.
+        await expect.poll(() => f.status(replayed, ep), { timeout: 20_000 }).toBe("failed");
+        await proxy.restore();
+        const replay = await sys.request("POST", `/v3/endpoints/${ep}/replay`, { json: {} });
+        expect(replay.status, JSON.stringify(replay.body)).toBe(202);
+        await expect.poll(() => f.status(replayed, ep), { timeout: 15_000 }).toBe("succeeded");
+      } finally {
+        await proxy.close();
+      }
+    },
+  );
 });
 
 describe("a destination that hangs", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockedLiteral, guardedLookup, isBlockedAddress } from "./destinations.ts";
+import { blockedLiteral, guardedLookup, isBlockedAddress, resolveGuarded } from "./destinations.ts";
 
 describe("destinations", () => {
   it.each([
@@ -79,5 +79,25 @@ describe("destinations", () => {
       guardedLookup("localhost", {}, (e) => resolve(e)),
     );
     expect(err?.code).toBe("HERALD_BLOCKED_DESTINATION");
+  });
+});
+
+describe("resolveGuarded: the address a transport beyond HTTP connects to", () => {
+  it("refuses a private literal or a name that resolves to one, unless private destinations are allowed", async () => {
+    await expect(resolveGuarded("127.0.0.1", false)).rejects.toMatchObject({
+      code: "HERALD_BLOCKED_DESTINATION",
+    });
+    await expect(resolveGuarded("[::1]", false)).rejects.toMatchObject({
+      code: "HERALD_BLOCKED_DESTINATION",
+    });
+    await expect(resolveGuarded("localhost", false)).rejects.toMatchObject({
+      code: "HERALD_BLOCKED_DESTINATION",
+    });
+    expect(await resolveGuarded("localhost", true)).toMatch(/^(127\.0\.0\.1|::1)$/);
+    expect(await resolveGuarded("8.8.8.8", false)).toBe("8.8.8.8");
+  });
+
+  it("fails a name that does not resolve as DNS does", async () => {
+    await expect(resolveGuarded("no-such-host.invalid", false)).rejects.toMatchObject({ code: "ENOTFOUND" });
   });
 });
