@@ -91,6 +91,7 @@ describe("destination URLs", () => {
     expect(refusal("redis://h?stream=s&maxlen=0")).toMatch(/maxlen/);
     expect(refusal("mqtt://h?topic=a/%23")).toMatch(/wildcards/);
     expect(refusal("mqtt://h?topic=t&qos=0")).toMatch(/qos/);
+    expect(refusal("mqtt://h?topic=%24SYS/x")).toMatch(/broker's own/);
     expect(refusal("s3://B?")).toMatch(/bucket/);
     expect(refusal("s3://bucket?endpoint=ftp://x")).toMatch(/endpoint/);
     expect(refusal("redis://h?stream=s&stream=t")).toMatch(/twice/);

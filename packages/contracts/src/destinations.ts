@@ -163,8 +163,10 @@ const PARSERS: Record<Target["type"], (url: URL) => Target> = {
     const params = query(url, ["topic", "qos"]);
     const topic = params.get("topic");
     if (!topic) fail("mqtt:// URLs need 'topic' in the query, e.g. ?topic=herald/orders.");
-    if (/[+#\0]/.test(topic!) || Buffer.byteLength(topic!) > 65_535)
+    // Its UTF-8 length by TextEncoder, not Buffer: the portal runs this grammar in the browser.
+    if (/[+#\0]/.test(topic!) || new TextEncoder().encode(topic!).length > 65_535)
       fail("'topic' must be a topic name to publish to: no wildcards (+ #).");
+    if (topic!.startsWith("$")) fail("'topic' must not start with $: those topics are the broker's own.");
     const qos = integer(params.get("qos"), "qos", 1, 2) ?? 1;
     const tls = url.protocol === "mqtts:";
     return {
