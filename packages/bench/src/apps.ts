@@ -11,8 +11,8 @@ export function eventBody(app: string, seq: number): string {
 }
 
 /**
- * An app the benchmark sends to, the paths (on the load generator's receivers) of its endpoints,
- * and their ids.
+ * An app the benchmark sends to, where each of its endpoints' deliveries are counted (its path on
+ * the load generator's receivers, or its Redis stream), and their ids.
  */
 export type BenchApp = { uid: string; paths: string[]; endpointIds: string[] };
 export type BenchApps = {
@@ -25,6 +25,12 @@ export type BenchApps = {
    */
   tenFiltered: BenchApp | null;
   noisy: BenchApp;
+  /**
+   * The destination scenario's (`--destination redis`): 10 endpoints on the receivers, and 10
+   * whose URLs are Redis streams on `redisUrl`, one each (`paths` names them). Null without the
+   * option, or on a build whose API refuses redis:// URLs.
+   */
+  destination: { http: BenchApp; redis: BenchApp; redisUrl: string } | null;
 };
 
 /**
@@ -82,28 +88,37 @@ async function create(
 /**
  * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint,
  * one with 10, one with 10 each filtered (BENCH_FILTER), and the noisy neighbour's (1 endpoint,
- * made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`.
- * Uids are new each run, so a running system (--url) can be benchmarked again without clashing.
- * A build whose API refuses endpoint filters (a 400 about `filter`: one from before them) gets
- * no filtered app, and `say` is told.
+ * made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`;
+ * with `redisUrl`, the destination scenario's two (`destination`), the streams'
+ * `<redisUrl>?stream=herald_bench_<run>_<n>`. Uids are new each run, so a running system (--url)
+ * can be benchmarked again without clashing. A build whose API refuses endpoint filters (a 400
+ * about `filter`: one from before them) gets no filtered app, one that refuses redis:// URLs no
+ * destination apps, and `say` is told.
  */
 export async function createApps(
   gateway: Gateway,
   receiverPort: number,
   say: (line: string) => void = () => {},
+  redisUrl: string | null = null,
 ): Promise<BenchApps> {
   await create(gateway, "/v3/event-types", { name: EVENT_TYPE, description: "Benchmark events" }, true);
   const run = randomBytes(4).toString("hex");
-  const app = async (name: string, endpoints: number, filter?: object): Promise<BenchApp> => {
+  const app = async (
+    name: string,
+    endpoints: number,
+    o: { filter?: object; redisUrl?: string } = {},
+  ): Promise<BenchApp> => {
     const uid = `bench_${run}_${name}`;
     await create(gateway, "/v3/apps", { uid, name: `Benchmark ${name}` });
-    const paths = Array.from({ length: endpoints }, (_, n) => `/${uid}/${n}`);
+    const paths = Array.from({ length: endpoints }, (_, n) =>
+      o.redisUrl ? `herald_bench_${run}_${n}` : `/${uid}/${n}`,
+    );
     const endpointIds: string[] = [];
     for (const path of paths) {
       const made = await create(gateway, "/v3/endpoints", {
         app: uid,
-        url: `http://127.0.0.1:${receiverPort}${path}`,
-        ...(filter ? { filter } : {}),
+        url: o.redisUrl ? `${o.redisUrl}?stream=${path}` : `http://127.0.0.1:${receiverPort}${path}`,
+        ...(o.filter ? { filter: o.filter } : {}),
       });
       if (!made?.id) throw new Error(`POST /v3/endpoints answered without an id: ${JSON.stringify(made)}`);
       endpointIds.push(made.id);
@@ -112,12 +127,25 @@ export async function createApps(
   };
   const filtered = async (): Promise<BenchApp | null> => {
     try {
-      return await app("ten_filtered", 10, BENCH_FILTER);
+      return await app("ten_filtered", 10, { filter: BENCH_FILTER });
     } catch (err) {
       if (!(err instanceof Refused && err.status === 400 && /filter/i.test(err.body))) throw err;
       say(`this build's API refuses endpoint filters ("${errorMessage(err.body)}"): no filtered scenario`);
       return null;
     }
+  };
+  const destination = async (url: string): Promise<BenchApps["destination"]> => {
+    let redis: BenchApp;
+    try {
+      redis = await app("destination_redis", 10, { redisUrl: url });
+    } catch (err) {
+      if (!(err instanceof Refused && err.status === 400)) throw err;
+      say(
+        `this build's API refuses redis:// endpoints ("${errorMessage(err.body)}"): no destination scenario`,
+      );
+      return null;
+    }
+    return { http: await app("destination_http", 10), redis, redisUrl: url };
   };
   return {
     ingest: await app("ingest", 0),
@@ -125,10 +153,13 @@ export async function createApps(
     ten: await app("ten", 10),
     tenFiltered: await filtered(),
     noisy: await app("noisy", 1),
+    destination: redisUrl ? await destination(redisUrl) : null,
   };
 }
 
 /** Deletes the apps (and so their endpoints): for a system the benchmark did not start itself. */
 export async function deleteApps(gateway: Gateway, apps: BenchApps): Promise<void> {
-  for (const app of Object.values(apps)) if (app) await call(gateway, "DELETE", `/v3/apps/${app.uid}`);
+  const { destination, ...rest } = apps;
+  const all = [...Object.values(rest), destination?.http, destination?.redis];
+  for (const app of all) if (app) await call(gateway, "DELETE", `/v3/apps/${app.uid}`);
 }

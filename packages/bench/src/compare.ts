@@ -57,6 +57,17 @@ export function figuresOf(p: ProfileResults): Figure[] {
     for (const part of cpu.parts)
       add(`CPU per delivery, ${name}: ${part.name}`, "ms", "lower", part.perDeliveryMs);
   }
+  const d = p.destination;
+  if (d) {
+    for (const [name, r] of [
+      ["HTTP", d.http],
+      ["Redis Streams", d.redis],
+    ] as const) {
+      add(`destinations, ${name}`, "deliveries/s", "higher", r.deliveriesPerSecond);
+      add(`destinations, ${name}: p99`, "ms", "lower", r.p99Ms);
+    }
+    add("destinations, Redis ÷ HTTP", "", "higher", d.redisOverHttp.deliveriesPerSecond);
+  }
   for (const l of p.latency) {
     const at = `at ${l.rate.toLocaleString("en-US")} events/s`;
     add(`accepted ${at}`, "events/s", "higher", l.eventsAcceptedPerSecond);

@@ -26,6 +26,7 @@ import type {
   ToLoad,
 } from "./protocol.ts";
 import { Hold, receive, receivers } from "./receivers.ts";
+import { readStreams } from "./redisStreams.ts";
 import { SoakTracker } from "./soakTracker.ts";
 import { countInSecond } from "./stats.ts";
 import { DeliveryTracker, type Tracking } from "./tracker.ts";
@@ -217,8 +218,9 @@ async function post(run: Run, job: PostJob): Promise<JobResult> {
 }
 
 /**
- * Counts the deliveries of `app`'s events with `tracker` while `sending` runs, then drains: waits
- * until every accepted event reached every endpoint (and `alsoDrained()`), for at most `drainMs`.
+ * Counts the deliveries of `app`'s events with `tracker` while `sending` runs (at the receivers,
+ * or read from the job's Redis streams), then drains: waits until every accepted event reached
+ * every endpoint (and `alsoDrained()`), for at most `drainMs`.
  */
 async function withDeliveries<T extends Tracking>(
   run: Run,
@@ -228,7 +230,10 @@ async function withDeliveries<T extends Tracking>(
   alsoDrained: () => boolean = () => true,
 ): Promise<JobResult> {
   run.track(tracker);
-  const stop = receive({ pathPrefix: `/${job.app}/`, tracker, clock: run.clock });
+  const stop =
+    job.kind === "closed-loop" && job.redis
+      ? await readStreams(job.redis, job.paths, (id, stream) => tracker.arrive(id, stream, run.clock()))
+      : receive({ pathPrefix: `/${job.app}/`, tracker, clock: run.clock });
   try {
     const drainSeconds = await run.finish(
       sending(tracker),
@@ -237,7 +242,7 @@ async function withDeliveries<T extends Tracking>(
     );
     return { requests: run.requests.counts, deliveries: tracker.counts(drainSeconds) };
   } finally {
-    stop();
+    await stop();
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: measures this machine's raw ceilings, forks the load generator, then for each
  * profile (lean, then as deployed: profiles.ts) starts the whole system on a fresh database and
- * runs each scenario (end-to-end deliveries with 1 and 10 endpoints, latency at fixed rates,
- * latency beside a hanging endpoint, sustained load, ingest); with --url/--key it loads the
- * system given instead. With --against <ref> each profile runs on the ref's build and on this
- * one alternately (compare.ts), and the figures are compared. With --soak <minutes> it runs only
+ * runs each scenario (end-to-end deliveries with 1 and 10 endpoints, with --destination redis
+ * HTTP endpoints against Redis streams, latency at fixed rates, latency beside a hanging
+ * endpoint, sustained load, ingest); with --url/--key it loads the system given instead. With
+ * --against <ref> each profile runs on the ref's build and on this one alternately
+ * (compare.ts), and the figures are compared. With --soak <minutes> it runs only
  * the soak (soak.ts), lean unless --profile says otherwise. Prints the table and writes
  * bench-results/<timestamp>.json, latest.json and report.html. Missing a target does not fail.
  */
@@ -28,12 +29,16 @@ import { sampleMemory } from "./memory.ts";
 import { parseOptions, USAGE } from "./options.ts";
 import { type Profile, type ProfileName, prepareProfile } from "./profiles.ts";
 import { progress, say } from "./progress.ts";
-import type { Job, JobResult } from "./protocol.ts";
+import type { ClosedLoopJob, Job, JobResult } from "./protocol.ts";
+import { deleteStreams, pingRedis, REDIS_URL } from "./redisStreams.ts";
 import { formatTable } from "./report.ts";
 import { writeReports } from "./reportHtml.ts";
 import {
   type Against,
   type BenchResults,
+  type DestinationFigures,
+  destinationFigures,
+  destinationRun,
   endToEndFigures,
   ingestFigures,
   latencyFigures,
@@ -44,6 +49,7 @@ import {
   type SustainedFigures,
 } from "./results.ts";
 import {
+  destinationJobs,
   endToEndJobs,
   FULL,
   ingestJob,
@@ -86,6 +92,8 @@ async function main(): Promise<void> {
   say(
     `${kind} (${options.quick && options.soak ? "quick warm-up, " : ""}${names.join(" and ")}${options.against ? `, against ${options.against}` : ""}); results go to ${relative(process.cwd(), resultsDir) || "."}/`,
   );
+  // A run that needs Redis fails at once if it is not there, not after minutes of scenarios.
+  if (options.destination) await pingRedis(REDIS_URL);
   const change = thisBuild(root);
   // Before anything starts: the base's worktree and install take a while the first time.
   const base = options.against ? await baseBuild(root, options.against, join(resultsDir, "worktrees")) : null;
@@ -226,7 +234,15 @@ async function runProfile(
     system = runningSystem(options.target.url, options.target.key);
   } else system = await launch(profile!, build!, run, label);
   load.init(system.gateway);
-  const apps = await createApps(system.gateway, load.receiverPort, (line) => say(`${label}${line}`));
+  const apps = await createApps(
+    system.gateway,
+    load.receiverPort,
+    (line) => say(`${label}${line}`),
+    options.destination ? REDIS_URL : null,
+  );
+  const streams = apps.destination?.redis.paths ?? [];
+  // Also on an error or Ctrl-C; after the apps go (cleanup runs last first), so no retry remakes one.
+  if (streams.length) onCleanUp(() => deleteStreams(REDIS_URL, streams).then(() => {}));
   // A system the benchmark did not start keeps running: its apps go once the run ends.
   if (options.target) onCleanUp(() => deleteApps(system.gateway, apps));
   const memory = sampleMemory(system.processes);
@@ -275,6 +291,15 @@ async function runProfile(
           endpoints,
         );
     endToEnd.push({ ...endToEndFigures(job, result, ceilings), disk, cpu });
+  }
+  let destination: DestinationFigures | null = null;
+  if (apps.destination) {
+    const { http, redis } = destinationJobs(apps.destination, durations);
+    const closed = async (job: ClosedLoopJob) => {
+      const { result, cpu } = await measured(`destinations, ${job.label}`, job);
+      return destinationRun(job, result, ceilings, cpu);
+    };
+    destination = destinationFigures(await closed(http), await closed(redis));
   }
   const latency = [];
   let hops: HopBreakdown | null = null;
@@ -330,12 +355,14 @@ async function runProfile(
   const peaks = memory.finish();
   if (!options.target) say(`${label}stopping the services…`);
   await system.stop();
+  if (streams.length) await deleteStreams(REDIS_URL, streams);
   const figures: Omit<ProfileResults, "targets"> = {
     profile: profile?.name ?? "given",
     run,
     description: profile?.description ?? `the system at ${options.target?.url}`,
     ingest: ingestResult,
     endToEnd,
+    destination,
     latency,
     neighbour,
     sustained,

@@ -48,3 +48,20 @@ describe("parseOptions --soak", () => {
     });
   });
 });
+
+describe("parseOptions --destination", () => {
+  it("takes redis, and is off by default", () => {
+    expect(parseOptions(["--quick", "--destination", "redis"])).toMatchObject({ destination: "redis" });
+    expect(parseOptions([])).toMatchObject({ destination: null });
+  });
+
+  it("refuses another type, a missing one, and --soak beside it", () => {
+    expect(parseOptions(["--destination", "kafka"])).toMatchObject({
+      error: expect.stringMatching(/--destination takes redis, got "kafka"/),
+    });
+    expect(parseOptions(["--destination"])).toHaveProperty("error");
+    expect(parseOptions(["--destination", "redis", "--soak", "5"])).toMatchObject({
+      error: expect.stringMatching(/--destination .* --soak/),
+    });
+  });
+});

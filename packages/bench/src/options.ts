@@ -18,7 +18,12 @@ export type Options = {
   cpuProf: boolean;
   /** `--soak <minutes>`: only the soak (soak.ts), for that many minutes; null otherwise. */
   soak: number | null;
+  /** `--destination redis`: also HTTP endpoints against Redis streams (scenarios.ts); null otherwise. */
+  destination: (typeof DESTINATIONS)[number] | null;
 };
+
+/** The destination types the benchmark can set beside HTTP. */
+export const DESTINATIONS = ["redis"] as const;
 
 /** The longest soak: a day. */
 export const MAX_SOAK_MINUTES = 1440;
@@ -39,6 +44,9 @@ export const USAGE = `npm run bench -- [options]
   --log-level <level>   LOG_LEVEL of the lean profile's services (default warn)
   --env KEY=VALUE       an extra variable for every service (repeatable)
   --cpu-prof            profile each service (node --cpu-prof) into bench-results/profiles/
+  --destination redis   also the end-to-end closed loop to 10 HTTP endpoints, then to 10 Redis
+                        streams on REDIS_URL (default redis://127.0.0.1:6379/0): deliveries/s,
+                        p50 and p99 of each, and Redis ÷ HTTP; the streams are deleted after
   --soak <minutes>      only a soak (1 to 1440 minutes): the sustained scenario's load (80 % of
                         the closed loop's with 1 endpoint, measured first) for that long; prints
                         each minute's accepted, delivered, p50 and p99, backlog and each process's
@@ -71,6 +79,11 @@ export function parseOptions(argv: string[]): Options | { error: string } {
       return { error: "--soak runs this checkout only: it does not go with --against" };
     soak = minutes;
   }
+  const destination = values.destination ?? null;
+  if (destination !== null && !(DESTINATIONS as readonly string[]).includes(destination))
+    return { error: `--destination takes ${DESTINATIONS.join(" or ")}, got "${destination}"` };
+  if (destination && soak)
+    return { error: "--destination does not go with --soak, which runs only the soak" };
   const count = (flag: string, raw: string | undefined): number | string => {
     const v = Number(raw ?? "1");
     return Number.isInteger(v) && v >= 1 && v <= 32 ? v : `--${flag} takes a whole number from 1 to 32`;
@@ -100,6 +113,7 @@ export function parseOptions(argv: string[]): Options | { error: string } {
     env,
     cpuProf: values["cpu-prof"] ?? false,
     soak,
+    destination: destination as Options["destination"],
   };
 }
 
@@ -119,6 +133,7 @@ function parse(argv: string[]) {
       env: { type: "string", multiple: true },
       "cpu-prof": { type: "boolean" },
       soak: { type: "string" },
+      destination: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

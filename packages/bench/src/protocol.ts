@@ -18,6 +18,11 @@ export type ClosedLoopJob = {
   kind: "closed-loop";
   app: string;
   paths: string[];
+  /**
+   * The server whose Redis streams `paths` name, when the app's endpoints are those streams
+   * (redisStreams.ts): its deliveries are counted as they are read from them, not at the receivers.
+   */
+  redis?: string;
   /** How the report names it; by default from its endpoints ("10 endpoints"). */
   label?: string;
   inFlight: number;

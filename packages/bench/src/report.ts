@@ -177,6 +177,7 @@ export function profileLines(p: ProfileResults): string[] {
       `  filtered ÷ unfiltered: ${filtered.value}, target ${filtered.target}  ${mark(filtered.pass)}`,
     );
   lines.push(...cpuLines(p));
+  lines.push(...destinationLines(p));
   const disks = p.endToEnd.filter((e) => e.disk);
   if (disks.length) {
     lines.push("\nOn disk: the delivery log's growth (events, deliveries, attempts; tables, indexes, TOAST)");
@@ -227,6 +228,7 @@ export function profileLines(p: ProfileResults): string[] {
   const errors = [
     p.ingest,
     ...p.endToEnd,
+    ...(p.destination ? [p.destination.http, p.destination.redis] : []),
     ...p.latency,
     p.neighbour.healthy,
     p.neighbour.hanging,
@@ -260,6 +262,34 @@ function cpuLines(p: ProfileResults): string[] {
     ...(uncounted
       ? [`  ${uncounted} short-lived process(es) could not be counted (see missed and lost in the JSON)`]
       : []),
+  ];
+}
+
+/** HTTP endpoints against Redis streams, one closed loop after the other, and Redis ÷ HTTP. */
+function destinationLines(p: ProfileResults): string[] {
+  const d = p.destination;
+  if (!d) return [];
+  const times = (v: number | null) => (v === null ? "–" : `${v.toFixed(2)}×`);
+  const cpu = (v: number | null | undefined) => (v === null || v === undefined ? "–" : v.toFixed(3));
+  const row = (name: string, r: typeof d.http) => [
+    name,
+    `${n(r.deliveriesPerSecond)}/s`,
+    ms(r.p50Ms),
+    ms(r.p99Ms),
+    r.deliveredOverAccepted === null ? "–" : r.deliveredOverAccepted.toFixed(3),
+    String(r.lost),
+    cpu(r.cpu?.parts.find((x) => x.name === "sender")?.perDeliveryMs),
+    cpu(r.cpu?.wholeStack.perDeliveryMs),
+  ];
+  const o = d.redisOverHttp;
+  return [
+    `\nDestinations: the end-to-end closed loop to ${d.http.endpoints} HTTP endpoints, then to ${d.redis.endpoints} Redis streams (${d.http.eventsInFlight} events in flight; 201 → arrival, read back with XREAD)`,
+    pad([
+      ["", "deliveries", "p50", "p99", "dlv÷acc", "lost", "CPU ms/delivery: sender", "whole stack"],
+      row("HTTP", d.http),
+      row("Redis Streams", d.redis),
+      ["Redis ÷ HTTP", times(o.deliveriesPerSecond), times(o.p50), times(o.p99)],
+    ]),
   ];
 }
 

@@ -63,6 +63,8 @@ export type ProfileResults = {
   endToEnd: EndToEndFigures[];
   latency: LatencyFigures[];
   neighbour: NeighbourFigures;
+  /** HTTP endpoints against Redis streams (`--destination redis`); null without it. */
+  destination: DestinationFigures | null;
   /** Open loop at 80 % of this run's end-to-end capacity; null when there was none to take 80 % of. */
   sustained: SustainedFigures | null;
   /** Where an event's time goes, from its trace; only where traces are exported. */
@@ -119,6 +121,19 @@ export type EndToEndFigures = {
   /** CPU per delivery of each part of the stack in the window (cpu.ts); null for a system given by `--url`. */
   cpu: CpuFigures | null;
 } & Delivered;
+
+/** One half of the destination scenario: an end-to-end closed loop, with its 201 → arrival latency. */
+export type DestinationRun = Omit<EndToEndFigures, "disk"> & { p50Ms: number; p99Ms: number };
+
+/**
+ * The destination scenario: the same closed loop to 10 HTTP endpoints, then to 10 Redis streams;
+ * `redisOverHttp` divides each figure of the Redis run by the HTTP run's (null where that is 0).
+ */
+export type DestinationFigures = {
+  http: DestinationRun;
+  redis: DestinationRun;
+  redisOverHttp: { deliveriesPerSecond: number | null; p50: number | null; p99: number | null };
+};
 
 export type LatencyFigures = {
   rate: number;
@@ -241,6 +256,29 @@ export function endToEndFigures(
     deliveriesPerSecond,
     ratios: ratios(deliveriesPerSecond, c),
     ...delivered(job, r),
+  };
+}
+
+export function destinationRun(
+  job: ClosedLoopJob,
+  r: JobResult,
+  c: Ceilings,
+  cpu: CpuFigures | null,
+): DestinationRun {
+  const s = summarize(r.deliveries?.latenciesMs ?? []);
+  return { ...endToEndFigures(job, r, c), cpu, p50Ms: round(s.p50, 2), p99Ms: round(s.p99, 2) };
+}
+
+export function destinationFigures(http: DestinationRun, redis: DestinationRun): DestinationFigures {
+  const over = (a: number, b: number) => (b > 0 ? round(a / b, 3) : null);
+  return {
+    http,
+    redis,
+    redisOverHttp: {
+      deliveriesPerSecond: over(redis.deliveriesPerSecond, http.deliveriesPerSecond),
+      p50: over(redis.p50Ms, http.p50Ms),
+      p99: over(redis.p99Ms, http.p99Ms),
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { BenchApps } from "./apps.ts";
+import type { BenchApp, BenchApps } from "./apps.ts";
 import type { ClosedLoopJob, IngestJob, NeighbourJob, OpenLoopJob, Timing } from "./protocol.ts";
 
 export type Durations = {
@@ -64,12 +64,15 @@ export function systemWarmUpJob(apps: BenchApps, d: Durations): ClosedLoopJob {
 }
 
 export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
-  const scenarios = [
-    { app: apps.one },
-    { app: apps.ten },
-    ...(apps.tenFiltered ? [{ app: apps.tenFiltered, label: "10 endpoints, each filtered" }] : []),
+  return [
+    closedLoop(apps.one, d),
+    closedLoop(apps.ten, d),
+    ...(apps.tenFiltered ? [closedLoop(apps.tenFiltered, d, "10 endpoints, each filtered")] : []),
   ];
-  return scenarios.map(({ app, label }) => ({
+}
+
+function closedLoop(app: BenchApp, d: Durations, label?: string): ClosedLoopJob {
+  return {
     kind: "closed-loop",
     app: app.uid,
     paths: app.paths,
@@ -80,7 +83,22 @@ export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
     warmMs: d.warmMs,
     measureMs: d.endToEndMs,
     drainMs: d.drainMs,
-  }));
+  };
+}
+
+/**
+ * The destination scenario (`--destination redis`): the end-to-end closed loop to 10 HTTP
+ * endpoints, then the same to 10 Redis streams, one after the other on the same system, so the
+ * two differ only in where the deliveries go.
+ */
+export function destinationJobs(
+  apps: NonNullable<BenchApps["destination"]>,
+  d: Durations,
+): { http: ClosedLoopJob; redis: ClosedLoopJob } {
+  return {
+    http: closedLoop(apps.http, d, "10 HTTP endpoints"),
+    redis: { ...closedLoop(apps.redis, d, "10 Redis Streams endpoints"), redis: apps.redisUrl },
+  };
 }
 
 export function latencyJobs(apps: BenchApps, d: Durations): OpenLoopJob[] {
