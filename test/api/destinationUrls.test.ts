@@ -53,6 +53,8 @@ describe("a destination URL", () => {
     ["mqtt://m.example.com?topic=a&qos=0", /qos/],
     ["s3://Not_A_Bucket", /bucket/],
     ["ftp://files.example.com/in", /must use one of/],
+    ["amqp://us%ZZer:pw@h.example.com/?exchange=x", /malformed percent-escape/],
+    ["s3://bucket/a%2F..%2Fother?endpoint=http://s3.example.com", /\.\. segments/],
   ])("is refused when it would not deliver: %s", async (url, message) => {
     const res = await create(url);
     expect(res.status).toBe(400);

@@ -95,6 +95,10 @@ describe("destination URLs", () => {
     expect(refusal("s3://B?")).toMatch(/bucket/);
     expect(refusal("s3://bucket?endpoint=ftp://x")).toMatch(/endpoint/);
     expect(refusal("redis://h?stream=s&stream=t")).toMatch(/twice/);
+    expect(refusal("amqp://us%ZZer:pw@h/?exchange=x")).toMatch(/malformed percent-escape/);
+    expect(refusal("amqp://h/%ZZ?exchange=x")).toMatch(/malformed percent-escape/);
+    expect(refusal("s3://bucket/%E0")).toMatch(/malformed percent-escape/);
+    expect(refusal("s3://mybucket/a%2F..%2F..%2Fother%2F?endpoint=http://x")).toMatch(/\.\. segments/);
     expect(refusal("nats://h?subject=s&queue=q")).toMatch(/'queue'/);
   });
 

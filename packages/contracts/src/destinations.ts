@@ -89,6 +89,15 @@ function query(url: URL, allowed: readonly string[]): Map<string, string> {
   return params;
 }
 
+/** A URL part percent-decoded; a malformed escape (`%ZZ`) says so instead of throwing URIError. */
+function decoded(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return fail(`The URL's ${what} has a malformed percent-escape.`);
+  }
+}
+
 const NAME = /^[\x21-\x7e]{1,255}$/;
 function required(params: Map<string, string>, name: string, scheme: string): string {
   const value = params.get(name);
@@ -122,7 +131,7 @@ const PARSERS: Record<Target["type"], (url: URL) => Target> = {
   amqp(url) {
     const tls = url.protocol === "amqps:";
     const params = query(url, ["exchange", "routing_key"]);
-    const vhost = decodeURIComponent(url.pathname.replace(/^\//, "")) || "/";
+    const vhost = decoded(url.pathname.replace(/^\//, ""), "vhost (its path)") || "/";
     const exchange = params.get("exchange") ?? "";
     if (exchange && !NAME.test(exchange))
       fail("'exchange' must be visible ASCII characters, without spaces.");
@@ -183,7 +192,9 @@ const PARSERS: Record<Target["type"], (url: URL) => Target> = {
     const bucket = url.hostname;
     if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
       fail("s3:// URLs name a bucket as their host: 3 to 63 of a-z 0-9 . -");
-    const prefix = decodeURIComponent(url.pathname.replace(/^\//, ""));
+    const prefix = decoded(url.pathname.replace(/^\//, ""), "key prefix (its path)");
+    if (prefix.split("/").some((segment) => segment === "." || segment === ".."))
+      fail("The key prefix (the URL's path) must not have . or .. segments.");
     if (prefix.length > 512) fail("The key prefix (the URL's path) is at most 512 characters.");
     const region = params.get("region") ?? "us-east-1";
     if (!/^[a-z0-9-]{1,32}$/.test(region)) fail("'region' must be a region name such as eu-west-1.");
@@ -225,6 +236,7 @@ export function parseTarget(url: URL): Target {
   const type = destinationType(url);
   if (!type || type === "http")
     return fail(`'${url.protocol}' is not a destination type Herald publishes to.`);
+  userInfo(url); // its escapes checked here, so a malformed one is the URL's fault, said at once
   return PARSERS[type](url);
 }
 
@@ -246,7 +258,7 @@ export function redactUserInfo(url: URL): string {
 /** The user info of a URL as its type's client takes it, decoded; null without any. */
 export function userInfo(url: URL): { username: string; password: string } | null {
   if (!url.username && !url.password) return null;
-  return { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+  return { username: decoded(url.username, "user name"), password: decoded(url.password, "password") };
 }
 
 /**
