@@ -87,7 +87,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   const relay = new RelayClient(broker);
   const agents = egressAgents(agentOptions, config.egressProxyUrl, parseNoProxy(config.egressNoProxy));
   // Queues, streams, topics and buckets: each type's client, made at its first attempt.
-  const destinations = transports(agents);
+  const destinations = transports(agents, config.attemptTimeoutMs);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents,

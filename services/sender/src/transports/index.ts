@@ -4,6 +4,7 @@ import type { Transports } from "../publish.ts";
 import { createAmqpTransport } from "./amqp.ts";
 import { createMqttTransport } from "./mqtt.ts";
 import { createNatsTransport } from "./nats.ts";
+import { configurePools } from "./pool.ts";
 import { createRedisTransport } from "./redis.ts";
 import { createS3Transport } from "./s3.ts";
 import type { Transport } from "./types.ts";
@@ -22,7 +23,12 @@ const FACTORIES: Record<Target["type"], (agents: EgressAgents) => Transport> = {
   s3: (agents) => createS3Transport({ agent: (timeoutMs) => agents.of(timeoutMs) }) as Transport,
 };
 
-export function transports(agents: EgressAgents): Transports & { close(): Promise<void> } {
+/** `attemptTimeoutMs`: the longest a send holds a connection, so none is closed under one (pool.ts). */
+export function transports(
+  agents: EgressAgents,
+  attemptTimeoutMs: number,
+): Transports & { close(): Promise<void> } {
+  configurePools({ busyMs: attemptTimeoutMs });
   const made = new Map<Target["type"], Transport>();
   return {
     of(type) {

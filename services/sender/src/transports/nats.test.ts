@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorKind } from "../errorKind.ts";
 import { signatureHeader } from "../sign.ts";
 import { createNatsTransport } from "./nats.ts";
+import { configurePools } from "./pool.ts";
 import { type Message, type SendContext, TransportError } from "./types.ts";
 
 const NATS = "127.0.0.1:4222";
@@ -173,6 +174,8 @@ let admin: NatsConnection;
 let jsm: JetStreamManager;
 
 beforeAll(async () => {
+  // Every connection idle at once after its send: the bound closes the oldest (pool.test.ts has the rule).
+  configurePools({ busyMs: 0 });
   admin = await connect({ servers: NATS });
   jsm = await admin.jetstreamManager();
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePki } from "../../../../test/support/pki.ts";
 import { errorKind } from "../errorKind.ts";
 import { signatureHeader } from "../sign.ts";
+import { configurePools } from "./pool.ts";
 import { createRedisTransport } from "./redis.ts";
 import { type Message, type SendContext, TransportError } from "./types.ts";
 
@@ -17,6 +18,8 @@ const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
 let admin: Redis;
 beforeAll(() => {
+  // Every connection idle at once after its send: the bound closes the oldest (pool.test.ts has the rule).
+  configurePools({ busyMs: 0 });
   admin = new Redis({ host: "127.0.0.1", port: REDIS_PORT, lazyConnect: true });
   return admin.connect();
 });

@@ -13,6 +13,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { errorKind } from "../errorKind.ts";
 import { signatureHeader } from "../sign.ts";
+import { configurePools } from "./pool.ts";
 import { createS3Transport, objectRequest } from "./s3.ts";
 import { type Message, type SendContext, TransportError } from "./types.ts";
 
@@ -35,6 +36,8 @@ const transports: ReturnType<typeof createS3Transport>[] = [];
 const buckets: string[] = [];
 
 beforeAll(async () => {
+  // Every connection idle at once after its send: the bound closes the oldest (pool.test.ts has the rule).
+  configurePools({ busyMs: 0 });
   directory = await mkdtemp(join(tmpdir(), "herald-s3-"));
   server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true });
   port = (await server.run()).port;
