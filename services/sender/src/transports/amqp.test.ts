@@ -128,6 +128,87 @@ async function relay() {
   };
 }
 
+const u16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+const shortstr = (s: string) => Buffer.concat([Buffer.from([Buffer.byteLength(s)]), Buffer.from(s)]);
+const longstr = (s: string) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
+
+/** An AMQP 0-9-1 method frame: type 1, channel, size, class and method ids, arguments, 0xCE. */
+function method(channel: number, classId: number, methodId: number, args: Buffer = Buffer.alloc(0)): Buffer {
+  const payload = Buffer.concat([u16(classId), u16(methodId), args]);
+  return Buffer.concat([Buffer.from([1]), u16(channel), u32(payload.length), payload, Buffer.from([0xce])]);
+}
+
+/** The frames a fake broker writes. */
+const frames = {
+  start: method(0, 10, 10, Buffer.concat([Buffer.from([0, 9]), u32(0), longstr("PLAIN"), longstr("en_US")])),
+  // No heartbeat: the client starts no timer.
+  tune: method(0, 10, 30, Buffer.concat([u16(0), u32(131072), u16(0)])),
+  openOk: method(0, 10, 41, shortstr("")),
+  close: (code: number, text: string) =>
+    method(0, 10, 50, Buffer.concat([u16(code), shortstr(text), u16(0), u16(0)])),
+  closeOk: method(0, 10, 51),
+  channelOpenOk: (channel: number) => method(channel, 20, 11, u32(0)),
+  channelClose: (channel: number, code: number, text: string) =>
+    method(channel, 20, 40, Buffer.concat([u16(code), shortstr(text), u16(0), u16(0)])),
+  channelCloseOk: (channel: number) => method(channel, 20, 41),
+  confirmSelectOk: (channel: number) => method(channel, 85, 11),
+};
+
+/**
+ * A fake broker that speaks just enough AMQP 0-9-1: it reads the protocol header, sends
+ * connection.start, answers start-ok with tune, and answers connection.open and channel.open
+ * with what the test gives (by default open-ok); confirm.select and the closing handshakes
+ * are answered as RabbitMQ would.
+ */
+async function fakeBroker(answers: { open: Buffer; channelOpen?: (channel: number) => Buffer }) {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on("error", () => {});
+    let pending = Buffer.alloc(0);
+    let greeted = false;
+    socket.on("data", (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      if (!greeted) {
+        if (pending.length < 8) return;
+        pending = pending.subarray(8);
+        greeted = true;
+        socket.write(frames.start);
+      }
+      while (pending.length >= 7 && pending.length >= 8 + pending.readUInt32BE(3)) {
+        const size = pending.readUInt32BE(3);
+        const channel = pending.readUInt16BE(1);
+        const id = pending[0] === 1 ? `${pending.readUInt16BE(7)}.${pending.readUInt16BE(9)}` : "";
+        pending = pending.subarray(8 + size);
+        if (id === "10.11") socket.write(frames.tune);
+        else if (id === "10.40") socket.write(answers.open);
+        else if (id === "20.10")
+          socket.write(answers.channelOpen?.(channel) ?? frames.channelOpenOk(channel));
+        else if (id === "85.10") socket.write(frames.confirmSelectOk(channel));
+        else if (id === "20.40") socket.write(frames.channelCloseOk(channel));
+        else if (id === "10.50") socket.write(frames.closeOk);
+        else if (id === "10.51") socket.end();
+      }
+    });
+  });
+  const port = await listen(server);
+  return {
+    port,
+    sockets,
+    closed: (socket: Socket) =>
+      socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("close", () => r())),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
 describe("the RabbitMQ transport", () => {
   let admin: ChannelModel;
   let channel: Channel;
@@ -429,4 +510,87 @@ describe("the RabbitMQ transport", () => {
       await broker.close();
     }
   });
+
+  // Each in one write, so amqplib reads them within its handshake (or channel opening), before a
+  // listener of ours could be on the connection: an 'error' nobody hears ends the process.
+  it.each([
+    {
+      after: "a connection.close (541 INTERNAL_ERROR)",
+      open: Buffer.concat([frames.openOk, frames.close(541, "INTERNAL_ERROR")]),
+      kind: "connection_error",
+      says: "541",
+    },
+    {
+      after: "a connection.close (530 NOT_ALLOWED)",
+      open: Buffer.concat([frames.openOk, frames.close(530, "NOT_ALLOWED - no access to this vhost")]),
+      kind: "auth_error",
+      says: "530",
+    },
+    {
+      // Not an error to amqplib (no 'error' event): connect() used to return it closed.
+      after: "a connection.close (320 CONNECTION_FORCED)",
+      open: Buffer.concat([frames.openOk, frames.close(320, "CONNECTION_FORCED - shutdown")]),
+      kind: "connection_error",
+      says: "320",
+    },
+    {
+      after: "a frame on a channel never opened",
+      open: Buffer.concat([frames.openOk, frames.channelOpenOk(7)]),
+      kind: "connection_error",
+      says: "unknown channel",
+    },
+  ])(
+    "fails the send, and keeps no connection, when connection.open-ok comes with $after",
+    async ({ open, kind, says }) => {
+      const broker = await fakeBroker({ open });
+      const transport = createAmqpTransport();
+      try {
+        const err = await failure(
+          transport.send(target({ port: broker.port, routingKey: "q" }), signed({}), context()),
+        );
+        expect(kindOf(err)).toBe(kind);
+        expect((err as Error).message).toContain(says);
+        expect(transport.connections).toBe(0);
+        expect(broker.sockets).toHaveLength(1);
+        await broker.closed(broker.sockets[0]!);
+      } finally {
+        await transport.close();
+        await broker.close();
+      }
+    },
+  );
+
+  it.each([
+    {
+      answer: "channel.open-ok and a channel.close",
+      channelOpen: (ch: number) =>
+        Buffer.concat([frames.channelOpenOk(ch), frames.channelClose(ch, 406, "PRECONDITION_FAILED")]),
+    },
+    {
+      answer: "a channel.close",
+      channelOpen: (ch: number) => frames.channelClose(ch, 406, "PRECONDITION_FAILED"),
+    },
+    {
+      answer: "channel.open-ok and a connection.close (541 INTERNAL_ERROR)",
+      channelOpen: (ch: number) =>
+        Buffer.concat([frames.channelOpenOk(ch), frames.close(541, "INTERNAL_ERROR")]),
+    },
+  ])(
+    "fails the send, and keeps no connection, when channel.open is answered with $answer",
+    async ({ channelOpen }) => {
+      const broker = await fakeBroker({ open: frames.openOk, channelOpen });
+      const transport = createAmqpTransport();
+      try {
+        const err = await failure(
+          transport.send(target({ port: broker.port, routingKey: "q" }), signed({}), context()),
+        );
+        expect(kindOf(err)).toBe("connection_error");
+        expect(transport.connections).toBe(0);
+        await broker.closed(broker.sockets[0]!);
+      } finally {
+        await transport.close();
+        await broker.close();
+      }
+    },
+  );
 });

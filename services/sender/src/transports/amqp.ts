@@ -1,3 +1,5 @@
+import type { EventEmitter } from "node:events";
+import { createRequire } from "node:module";
 import { isIP } from "node:net";
 import type { AmqpTarget } from "@herald/contracts/destinations";
 import amqp, {
@@ -21,6 +23,37 @@ import { type Message, type Receipt, type SendContext, type Transport, Transport
  */
 
 type Credentials = SendContext["credentials"];
+
+type Opening = EventEmitter & {
+  open(fields: unknown, done?: (err: Error | null, ok?: unknown) => void): void;
+};
+
+// amqplib 2.3 handles the frames that come with connection.open-ok (a connection.close, a frame
+// on a channel never opened) inside its handshake, before connect() has handed over the
+// connection to listen on: the 'error' they emit has no listener and ends the process, and the
+// connection connect() then returns is closed already. So every connection gets an 'error'
+// listener before its handshake starts, and one that ended during it fails to open, with what
+// ended it (a connection.close's reply code is the error's `code`). The listener stays: after a
+// failed open nothing else listens. It is every amqplib connection in the process (the broker's
+// too): theirs fail to open where they used to end it. lib/connection.js is not among the
+// package's exports, so it is required relative to the package's entry point.
+const { Connection: AmqplibConnection } = createRequire(createRequire(import.meta.url).resolve("amqplib"))(
+  "./lib/connection.js",
+) as { Connection: { prototype: Opening } };
+const openConnection = AmqplibConnection.prototype.open;
+AmqplibConnection.prototype.open = function (this: Opening, fields, done) {
+  let ended: Error | null = null;
+  const onEnd = (err?: Error) => {
+    ended ??= err ?? new Error("Connection closed during the opening handshake");
+  };
+  this.on("error", onEnd);
+  this.on("close", onEnd);
+  openConnection.call(this, fields, (err, ok) => {
+    this.off("close", onEnd);
+    if (err === null && ended) done?.(ended);
+    else done?.(err, ok);
+  });
+};
 
 type Connection = {
   model: ChannelModel;
@@ -62,13 +95,16 @@ function scrub(text: string, credentials: Credentials): string {
 /**
  * The reply code of a handshake the broker ended: after start-ok it says why ("Handshake
  * terminated by server: 403 (…)"); after connection.open amqplib keeps only that it closed,
- * which RabbitMQ does when the user may not use the vhost (530 NOT_ALLOWED).
+ * which RabbitMQ does when the user may not use the vhost (530 NOT_ALLOWED); a connection.close
+ * that came with open-ok has it as the error's `code` (a socket error's is a string).
  */
 function handshakeCode(err: unknown): number | null {
   const message = (err as Error)?.message ?? "";
   const match = /^Handshake terminated by server: (\d+)/.exec(message);
   if (match) return Number(match[1]);
-  return message.startsWith("Expected ConnectionOpenOk; got <ConnectionClose") ? NOT_ALLOWED : null;
+  if (message.startsWith("Expected ConnectionOpenOk; got <ConnectionClose")) return NOT_ALLOWED;
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "number" ? code : null;
 }
 
 function socket(model: ChannelModel): { destroy(): void } | undefined {
@@ -152,7 +188,8 @@ async function open(
           "connection_error",
           `RabbitMQ at ${where} ended the handshake: ${scrub((err as Error).message, credentials)}`,
         );
-      // A socket error (ECONNREFUSED, ECONNRESET, a TLS failure): errorKind.ts reads its code.
+      // A socket error (ECONNREFUSED, ECONNRESET, a TLS failure), or a frame amqplib refused
+      // (on a channel never opened): errorKind.ts reads its code (none: connection_error).
       throw err;
     }
     const connection: Connection = { model, where, idle: [], broken: false };
@@ -168,6 +205,8 @@ async function open(
 async function channelOf(connection: Connection): Promise<ConfirmChannel> {
   const idle = connection.idle.pop();
   if (idle) return idle;
+  // A channel the broker closes while it opens emits 'error' before the listener below: amqplib
+  // turns that into an error of the connection, which open()'s listener hears.
   const channel = await connection.model.createConfirmChannel();
   // A channel the broker closes (a missing exchange: 404) is never reused; the publish in flight
   // reads the error from its own listener.
