@@ -123,3 +123,26 @@ describe("a destination's credentials", () => {
     expect(res.body.error.param).toBe("url");
   });
 });
+
+describe("DESTINATION_TYPES", () => {
+  it("refuses endpoints of the types an installation turned off, naming the setting", async () => {
+    const only = await startGateway({ DESTINATION_TYPES: "http,s3" });
+    try {
+      await only.request("POST", "/v3/apps", { json: { uid: "acme", name: "Acme" } });
+      const refused = await only.request("POST", "/v3/endpoints", {
+        json: { app: "acme", url: "amqp://rabbit.example.com/?exchange=x" },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.param).toBe("url");
+      expect(refused.body.error.message).toMatch(
+        /does not deliver to amqp endpoints \(DESTINATION_TYPES: http, s3\)/,
+      );
+      const taken = await only.request("POST", "/v3/endpoints", {
+        json: { app: "acme", url: "s3://herald-events/?region=eu-west-1" },
+      });
+      expect(taken.status).toBe(201);
+    } finally {
+      await only.close();
+    }
+  });
+});

@@ -277,3 +277,24 @@ export function destinationOrigin(url: URL): string {
   }
   return `${url.protocol}//${url.host}`;
 }
+
+/** Every type Herald delivers to. */
+export const DESTINATION_TYPES: readonly DestinationType[] = ["http", "amqp", "nats", "redis", "mqtt", "s3"];
+
+/**
+ * DESTINATION_TYPES as an installation sets it (comma-separated; empty: every type), read
+ * alike by the gateway, which refuses endpoints of other types, and the senders, which fail
+ * attempts to them as `blocked_destination`.
+ */
+export function destinationTypesFrom(raw: string): { types: DestinationType[]; unknown: string[] } {
+  const names = raw
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  if (!names.length) return { types: [...DESTINATION_TYPES], unknown: [] };
+  const known = new Set<string>(DESTINATION_TYPES);
+  return {
+    types: names.filter((n): n is DestinationType => known.has(n)),
+    unknown: names.filter((n) => !known.has(n)),
+  };
+}

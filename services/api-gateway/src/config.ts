@@ -1,4 +1,9 @@
 import { EVENTS_PER_MESSAGE } from "@herald/contracts";
+import {
+  DESTINATION_TYPES,
+  type DestinationType,
+  destinationTypesFrom,
+} from "@herald/contracts/destinations";
 import { ConfigReader, type Env } from "@herald/runtime";
 import { API_KEY_FORMAT } from "./http/auth.ts";
 import { DEFAULT_WEB_DIST } from "./pages.ts";
@@ -22,6 +27,8 @@ export type GatewayConfig = {
   listenMaxPerAccount: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
+  /** DESTINATION_TYPES: the endpoint types accepted; others are a 400 at `url`. */
+  destinationTypes: DestinationType[];
   /** The built portal and dashboard (packages/web/dist). */
   webDist: string;
   outboxRelayIntervalMs: number;
@@ -45,7 +52,13 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     bootstrapApiKey === undefined || API_KEY_FORMAT.test(bootstrapApiKey),
     "BOOTSTRAP_API_KEY must look like hk_ followed by 20 to 200 of A-Z a-z 0-9 _ -",
   );
+  const destinations = destinationTypesFrom(r.string("DESTINATION_TYPES", ""));
+  r.check(
+    !destinations.unknown.length,
+    `DESTINATION_TYPES has types Herald does not know: ${destinations.unknown.join(", ")} (it knows ${DESTINATION_TYPES.join(", ")})`,
+  );
   const config: GatewayConfig = {
+    destinationTypes: destinations.types,
     port: r.int("PORT", 8080, { max: 65535 }),
     host: r.string("HOST", "0.0.0.0"),
     ...r.database(),

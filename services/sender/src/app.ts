@@ -92,6 +92,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents,
     transports: destinations,
+    destinationTypes: config.destinationTypes,
     timeoutMs: config.attemptTimeoutMs,
     allowPrivate: config.allowPrivateDestinations,
     userAgent: config.userAgent,

@@ -1,4 +1,9 @@
 import { RESULTS_PER_MESSAGE } from "@herald/contracts";
+import {
+  DESTINATION_TYPES,
+  type DestinationType,
+  destinationTypesFrom,
+} from "@herald/contracts/destinations";
 import { ConfigReader, type Env } from "@herald/runtime";
 import { parseNoProxy, proxyAuthorization } from "./egress.ts";
 
@@ -17,6 +22,8 @@ export type SenderConfig = {
   /** Every webhook goes out through this HTTP proxy (CONNECT), unless its host is on egressNoProxy. */
   egressProxyUrl: URL | null;
   egressNoProxy: string;
+  /** DESTINATION_TYPES: attempts to endpoints of other types fail as blocked_destination. */
+  destinationTypes: DestinationType[];
   userAgent: string;
   healthPort: number;
   healthHost: string;
@@ -60,7 +67,13 @@ function egressNoProxy(r: ConfigReader): string {
 
 export function loadConfig(env: Env = process.env): SenderConfig {
   const r = new ConfigReader(env);
+  const destinations = destinationTypesFrom(r.string("DESTINATION_TYPES", ""));
+  r.check(
+    !destinations.unknown.length,
+    `DESTINATION_TYPES has types Herald does not know: ${destinations.unknown.join(", ")} (it knows ${DESTINATION_TYPES.join(", ")})`,
+  );
   const config: SenderConfig = {
+    destinationTypes: destinations.types,
     ...r.broker(),
     encryptionKey: r.encryptionKey(
       "the same key the api-gateway uses: endpoint secrets arrive sealed with it",

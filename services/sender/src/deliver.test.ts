@@ -45,3 +45,44 @@ describe("the URL a trace shows", () => {
     expect(spanUrl(new URL(url))).toBe(shown);
   });
 });
+
+describe("DESTINATION_TYPES", () => {
+  it("fails an attempt to a type turned off as blocked_destination, contacting nothing", async () => {
+    const { randomBytes } = await import("node:crypto");
+    const { createSecretBox, endpointSecretContext } = await import("@herald/db/secrets");
+    const { deliver } = await import("./deliver.ts");
+    const secrets = createSecretBox(randomBytes(32));
+    const used: string[] = [];
+    const outcome = await deliver(
+      {
+        attempt_id: "atmpt_1",
+        delivery_id: "dlv_1",
+        event_id: "evt_1",
+        endpoint_id: "ep_1",
+        app_id: "app_1",
+        attempt_number: 1,
+        url: "amqp://127.0.0.1:5672/?routing_key=orders",
+        headers: {},
+        secrets: [secrets.seal(`whsec_${randomBytes(32).toString("base64")}`, endpointSecretContext("ep_1"))],
+        payload: '{"type":"invoice.paid","timestamp":"2026-11-27T00:00:00Z","data":{}}',
+      },
+      {
+        secrets,
+        agents: { of: () => ({}) as never, destroy() {} },
+        timeoutMs: 1000,
+        allowPrivate: true,
+        userAgent: "test",
+        destinationTypes: ["http", "s3"],
+        transports: {
+          of(type) {
+            used.push(type);
+            throw new Error("no transport may be used");
+          },
+        },
+      },
+    );
+    expect(outcome).toMatchObject({ succeeded: false, error: "blocked_destination" });
+    expect(outcome.response_body).toMatch(/amqp endpoints are turned off/);
+    expect(used).toEqual([]);
+  });
+});

@@ -7,7 +7,7 @@ import {
   type ErrorKind,
   redactHeaders,
 } from "@herald/contracts";
-import { destinationType } from "@herald/contracts/destinations";
+import { type DestinationType, destinationType } from "@herald/contracts/destinations";
 import {
   endpointAuthContext,
   endpointHeadersContext,
@@ -40,6 +40,8 @@ export type DeliverOptions = {
   tokens?: TokenCache;
   /** The clients of destinations beyond HTTP, by type (transports/). */
   transports?: Transports;
+  /** DESTINATION_TYPES: an attempt to another type fails as `blocked_destination`; unset, all. */
+  destinationTypes?: readonly DestinationType[];
 };
 
 /** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
@@ -208,6 +210,11 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
     "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
   };
   const type = destinationType(url);
+  if (type && options.destinationTypes && !options.destinationTypes.includes(type))
+    return {
+      ...failed("blocked_destination"),
+      response_body: `${type} endpoints are turned off (DESTINATION_TYPES)`,
+    };
   if (type && type !== "http") return published(url, request, headers, custom, auth, options, started);
   // The outgoing call as a CLIENT span with the HTTP semantic conventions. No header or body is
   // recorded, and url.full is scrubbed of what may be a customer's token (spanUrl).

@@ -124,7 +124,7 @@ type EndpointInput = AuthInput & {
 /** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
 async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, operational: boolean) {
   return {
-    ...(body.url !== undefined ? { url: checkEndpointUrl(body.url).url } : {}),
+    ...(body.url !== undefined ? { url: checkEndpointUrl(body.url, deps.config.destinationTypes).url } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.event_types !== undefined
       ? {
@@ -159,7 +159,7 @@ export async function createEndpoint(
 ) {
   const input = await checkedInput(deps, account.id, body, app.operational);
   checkAuthFits(input.url!, body);
-  const credentials = checkEndpointUrl(body.url).credentials;
+  const credentials = checkEndpointUrl(body.url, deps.config.destinationTypes).credentials;
   if (credentials === "kept")
     throw invalid(
       "url",
@@ -299,7 +299,10 @@ export const endpointRoutes: RouteSpec[] = [
         await tx.$executeRaw`SELECT 1 FROM endpoints WHERE id = ${found.id} FOR UPDATE`;
         const current = await tx.endpoint.findUniqueOrThrow({ where: { id: found.id } });
         const savedAuth = openAuth(deps.secrets, current);
-        const credentials = body.url !== undefined ? checkEndpointUrl(body.url).credentials : undefined;
+        const credentials =
+          body.url !== undefined
+            ? checkEndpointUrl(body.url, deps.config.destinationTypes).credentials
+            : undefined;
         if (input.url) {
           checkHeadersFollow(current, input.url, input.headers);
           checkTokenFollows(current, input.url, body.oauth2);

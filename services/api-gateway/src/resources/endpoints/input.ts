@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   DestinationError,
+  type DestinationType,
   destinationType,
   parseTarget,
   REDACTED,
@@ -47,7 +48,11 @@ const SCHEME_LIST = Object.keys(SCHEMES)
  * credentials: returned apart, and the URL saved with `[redacted]` in its place. A URL sent
  * back as shown (`[redacted]` as its user info) keeps the saved credentials.
  */
-export function checkEndpointUrl(value: string, param = "url"): { url: string; credentials: UrlCredentials } {
+export function checkEndpointUrl(
+  value: string,
+  allowed: readonly DestinationType[],
+  param = "url",
+): { url: string; credentials: UrlCredentials } {
   let url: URL;
   try {
     url = new URL(value);
@@ -58,8 +63,13 @@ export function checkEndpointUrl(value: string, param = "url"): { url: string; c
     );
   }
   const type = destinationType(url);
-  if (type === "http") return { url: checkUrl(value, param), credentials: null };
   if (!type) throw invalid(param, `url must use one of ${SCHEME_LIST}; got '${url.protocol}'.`);
+  if (!allowed.includes(type))
+    throw invalid(
+      param,
+      `This installation does not deliver to ${type} endpoints (DESTINATION_TYPES: ${allowed.join(", ")}).`,
+    );
+  if (type === "http") return { url: checkUrl(value, param), credentials: null };
   try {
     parseTarget(url);
   } catch (err) {
