@@ -86,7 +86,7 @@ describe("the portal journey", () => {
     await page.getByLabel("URL", { exact: true }).fill("ftp://example.com/hook");
     await page.getByRole("button", { name: "Create endpoint" }).click();
     await page
-      .getByText(/url must use http or https/)
+      .getByText(/url must use one of http, https, amqp/)
       .first()
       .waitFor();
     expect(await page.getByLabel("URL", { exact: true }).getAttribute("aria-invalid")).toBe("true");
