@@ -3,6 +3,8 @@ import { api, type List } from "../api.ts";
 import { paths } from "../portal/data.ts";
 import { Link } from "../router.tsx";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
+import { DestinationLabel } from "../ui/DestinationLabel.tsx";
+import { isDestination } from "../ui/destinationUrl.ts";
 import { percent } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
@@ -64,6 +66,11 @@ export function FailingEndpoints({ app, apps }: { app: string; apps: App[] | und
                 <td>
                   <Link href={paths.endpoint(appBase(r.app), r.endpoint)}>{r.description || r.url}</Link>
                   {r.description ? <div className="mono muted">{r.url}</div> : null}
+                  {isDestination(r.url) ? (
+                    <div>
+                      <DestinationLabel url={r.url} />
+                    </div>
+                  ) : null}
                 </td>
                 <td>
                   <Health row={r} />

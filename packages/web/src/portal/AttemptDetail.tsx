@@ -3,6 +3,8 @@ import { useState } from "react";
 import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
+import { DestinationLabel } from "../ui/DestinationLabel.tsx";
+import { isDestination } from "../ui/destinationUrl.ts";
 import { errorKindMeaning } from "../ui/errorKinds.ts";
 import { useResource } from "../ui/hooks.ts";
 import { BodyBlock } from "../ui/Json.tsx";
@@ -12,7 +14,12 @@ import { Status } from "../ui/Status.tsx";
 import { Time } from "../ui/Time.tsx";
 import { paths } from "./data.ts";
 
-/** One attempt: the request as sent and the response as received, both as text. */
+/**
+ * One attempt: the request as sent and the response as received, both as text. A destination's
+ * attempt (a queue, stream, topic or bucket) has no HTTP response: its `response_body` is where
+ * the message went, in that type's terms ("exchange orders, routing key invoice.paid"), shown
+ * as "Delivered to".
+ */
 export function AttemptDetail({ id }: { id: string }) {
   const { base } = useAppScope();
   // An attempt in flight settles within the send timeout; a finished one never changes.
@@ -34,6 +41,7 @@ export function AttemptDetail({ id }: { id: string }) {
       <Loading label="Loading the attempt…" />
     );
   const headers = a.request?.headers ? Object.entries(a.request.headers) : null;
+  const destination = isDestination(a.url);
   return (
     <>
       <p className="breadcrumb">
@@ -61,10 +69,22 @@ export function AttemptDetail({ id }: { id: string }) {
           <dd>
             <Link className="mono" href={paths.endpoint(base, a.endpoint)}>
               {a.url}
-            </Link>
+            </Link>{" "}
+            <DestinationLabel url={a.url} />
           </dd>
-          <dt>Response status</dt>
-          <dd>{a.response_status ?? <span className="muted">No response</span>}</dd>
+          {destination ? (
+            <>
+              <dt>Delivered to</dt>
+              <dd>
+                <Receipt attempt={a} />
+              </dd>
+            </>
+          ) : (
+            <>
+              <dt>Response status</dt>
+              <dd>{a.response_status ?? <span className="muted">No response</span>}</dd>
+            </>
+          )}
           <dt>Error kind</dt>
           <dd>
             {a.error ? (
@@ -96,8 +116,10 @@ export function AttemptDetail({ id }: { id: string }) {
       </section>
       <div className="grid exchange">
         <section className="card" aria-labelledby="request-title">
-          <h2 id="request-title">Request</h2>
-          <p className="mono">POST {a.url}</p>
+          <h2 id="request-title">{destination ? "Message" : "Request"}</h2>
+          <p className="mono">
+            {destination ? "Published to" : "POST"} {a.url}
+          </p>
           {a.request === null ? (
             <p className="muted">
               {a.status === "pending" ? "Not sent yet." : "The request was not recorded."}
@@ -119,20 +141,33 @@ export function AttemptDetail({ id }: { id: string }) {
             </>
           )}
         </section>
-        <section className="card" aria-labelledby="response-title">
-          <h2 id="response-title">Response</h2>
-          <p>
-            {a.response_status !== null ? (
+        {destination ? (
+          <section className="card" aria-labelledby="response-title">
+            <h2 id="response-title">Delivered to</h2>
+            <Receipt attempt={a} />
+            {a.status === "failed" && a.response_body ? (
               <>
-                Status <strong>{a.response_status}</strong>
+                <h3>What the destination said</h3>
+                <BodyBlock body={a.response_body} label="The destination's answer" />
               </>
-            ) : (
-              <span className="muted">No response{a.error ? ` (${a.error})` : ""}</span>
-            )}
-          </p>
-          <h3>Body</h3>
-          <BodyBlock body={a.response_body} label="Response body" />
-        </section>
+            ) : null}
+          </section>
+        ) : (
+          <section className="card" aria-labelledby="response-title">
+            <h2 id="response-title">Response</h2>
+            <p>
+              {a.response_status !== null ? (
+                <>
+                  Status <strong>{a.response_status}</strong>
+                </>
+              ) : (
+                <span className="muted">No response{a.error ? ` (${a.error})` : ""}</span>
+              )}
+            </p>
+            <h3>Body</h3>
+            <BodyBlock body={a.response_body} label="Response body" />
+          </section>
+        )}
       </div>
     </>
   );
@@ -160,6 +195,18 @@ function HeaderTable({ headers, caption }: { headers: [string, string][]; captio
       </table>
     </div>
   );
+}
+
+/** Where a destination's attempt went (its receipt), or why it went nowhere. */
+function Receipt({ attempt: a }: { attempt: AttemptWithRequest }) {
+  if (a.status === "pending") return <span className="muted">Not yet</span>;
+  if (a.status === "succeeded")
+    return a.response_body ? (
+      <span className="mono">{a.response_body}</span>
+    ) : (
+      <span className="muted">Delivered (no receipt recorded)</span>
+    );
+  return <span className="muted">Not delivered{a.error ? ` (${a.error})` : ""}</span>;
 }
 
 function ErrorKindMeaning({ kind }: { kind: string }) {

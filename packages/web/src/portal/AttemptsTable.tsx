@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 import type { Query } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
+import { isDestination } from "../ui/destinationUrl.ts";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
 import { Pager, usePagedList } from "../ui/paging.tsx";
 import { POLL_MS } from "../ui/poll.ts";
@@ -144,8 +145,15 @@ function attemptEndpoint(a: Attempt, endpoint: Endpoint | undefined): string {
   return endpoint ? endpointLabel(endpoint, a.endpoint) : a.url;
 }
 
+/**
+ * An attempt's outcome in a few words: the HTTP status of a webhook's; a destination's receipt
+ * (where the message went, in that type's terms: "stream orders, entry 1700-0"), as it has no
+ * HTTP status; else its error kind.
+ */
 export function responseSummary(a: Attempt): string {
   if (a.status === "pending") return a.sent_at ? "In flight" : "Waiting";
+  if (a.status === "succeeded" && a.response_status === null && isDestination(a.url))
+    return a.response_body ? `Delivered to ${a.response_body}` : "Delivered";
   if (a.response_status !== null)
     return `HTTP ${a.response_status}${a.error && a.error !== "http_error" ? ` (${a.error})` : ""}`;
   return a.error ?? "—";

@@ -3,6 +3,8 @@ import { api } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
+import { DestinationLabel } from "../ui/DestinationLabel.tsx";
+import { isDestination } from "../ui/destinationUrl.ts";
 import { counted } from "../ui/format.ts";
 import { useResource } from "../ui/hooks.ts";
 import { JsonBlock } from "../ui/Json.tsx";
@@ -58,6 +60,10 @@ export function EndpointDetail({ id }: { id: string }) {
         </h2>
         <EndpointHealth id={e.id} />
         <dl className="props">
+          <dt>Type</dt>
+          <dd>
+            <DestinationLabel url={e.url} />
+          </dd>
           <dt>Status</dt>
           <dd>
             <span aria-live="polite">
@@ -141,6 +147,8 @@ export function EndpointDetail({ id }: { id: string }) {
                   </li>
                 ) : null}
               </ul>
+            ) : isDestination(e.url) && e.url.includes("//[redacted]@") ? (
+              "The credentials in the URL (write-only, shown as [redacted]), and the signature"
             ) : (
               <span className="muted">The signature only</span>
             )}

@@ -3,6 +3,7 @@ import { api, type List } from "../api.ts";
 import { useAppScope } from "../appScope.tsx";
 import { Link } from "../router.tsx";
 import { DeliveryStateLine } from "../ui/DeliveryState.tsx";
+import { DestinationLabel } from "../ui/DestinationLabel.tsx";
 import { useResource } from "../ui/hooks.ts";
 import { PageHeader } from "../ui/Layout.tsx";
 import { Empty, ErrorNotice, Loading } from "../ui/Notice.tsx";
@@ -70,7 +71,10 @@ export function EndpointsList() {
                 <Link href={paths.endpoint(base, endpoint.id)} className="endpoint-url mono">
                   {endpoint.url}
                 </Link>
-                <Status value={endpoint.disabled ? "disabled" : "enabled"} />
+                <span className="endpoint-card-labels">
+                  <DestinationLabel url={endpoint.url} />
+                  <Status value={endpoint.disabled ? "disabled" : "enabled"} />
+                </span>
               </div>
               {endpoint.description ? <p className="endpoint-description">{endpoint.description}</p> : null}
               <p className="muted endpoint-types">

@@ -1,5 +1,6 @@
 import type { Endpoint } from "@herald/sdk/types";
 import { api, type List } from "../api.ts";
+import { typeLabel, urlType } from "../ui/destinationUrl.ts";
 import { useResource } from "../ui/hooks.ts";
 
 /** Where each portal view lives under the scope's base (`/portal` or `/dashboard/apps/<id>`). */
@@ -23,10 +24,17 @@ export function useAppEndpoints(appId: string, pollMs?: number) {
   );
 }
 
-/** An endpoint as people recognise it: its description, else its host and path. */
+/**
+ * An endpoint as people recognise it: its description, else its host and path; a destination by
+ * its type and the rest of its URL, the query included (two streams on one server differ there
+ * only), without the `[redacted]` of its credentials.
+ */
 export function endpointLabel(endpoint: Endpoint | undefined, id: string): string {
   if (!endpoint) return id;
   if (endpoint.description) return endpoint.description;
+  const type = urlType(endpoint.url);
+  if (type && type !== "http")
+    return `${typeLabel(type)} ${endpoint.url.replace(/^[^:]+:\/\/(\[redacted\]@)?/, "")}`;
   try {
     const url = new URL(endpoint.url);
     return `${url.host}${url.pathname === "/" ? "" : url.pathname}`;
