@@ -167,6 +167,31 @@ describe("recording a batch of results", () => {
     expect((await clockOf(broken))?.getTime()).toBe(t(2).getTime());
   });
 
+  it("ends an endpoint's run of unreachable attempts by a success without a status, in a batch with failures too", async () => {
+    // A destination beyond HTTP (a queue, a stream): it succeeds with no status at all.
+    const dest = await endpoint();
+    const other = await endpoint();
+    const base = Date.now() - 60_000;
+    const at = (s: number) => new Date(base + s * 1000);
+    const unreachable = async (s: number) => ({
+      ...result(await delivery(dest), false, at(s)),
+      responseStatus: null,
+      responseBody: null,
+      error: "connection_error",
+    });
+    for (let s = 1; s <= 4; s++) await writeResults(pool, [await unreachable(s)], policy);
+    // The acknowledgement beside another endpoint's failure: the batch's transaction with failures.
+    const acknowledged = { ...result(await delivery(dest), true, at(5)), responseStatus: null };
+    await writeResults(pool, [acknowledged, result(await delivery(other), false, at(5))], policy);
+    for (let s = 6; s <= 9; s++) await writeResults(pool, [await unreachable(s)], policy);
+    // A run of four since the answer, under the five that open the breaker.
+    const flow = await pool.query(
+      "SELECT failures, pause_reason FROM endpoint_flows WHERE endpoint_id = $1",
+      [dest],
+    );
+    expect(flow.rows).toEqual([{ failures: 4, pause_reason: null }]);
+  });
+
   it("applies results and a drop of the same deliveries one after the other, without a deadlock", async () => {
     const ep = await endpoint();
     const made = [];

@@ -19,6 +19,7 @@ function flow(over: Partial<Flow> = {}): Flow {
 const open = { rate_limit: null, max_in_flight: null };
 const unreachable = (attemptId: string, ms: number) => ({
   attemptId,
+  succeeded: false,
   responseStatus: null,
   error: "timeout",
   retryAfterMs: null,
@@ -26,9 +27,19 @@ const unreachable = (attemptId: string, ms: number) => ({
 });
 const answered = (status: number, ms: number, retryAfterMs: number | null = null) => ({
   attemptId: `a${ms}`,
+  succeeded: status < 300,
   responseStatus: status,
   error: status < 300 ? null : "http_error",
   retryAfterMs,
+  completedAt: later(ms),
+});
+/** A destination beyond HTTP (a queue, a bucket) took the message: a success with no status. */
+const acknowledged = (attemptId: string, ms: number) => ({
+  attemptId,
+  succeeded: true,
+  responseStatus: null,
+  error: null,
+  retryAfterMs: null,
   completedAt: later(ms),
 });
 
@@ -101,6 +112,26 @@ describe("afterResult", () => {
     // Attempts already out that fail later change nothing more.
     expect(afterResult(f, unreachable("a11", 11), open, s)).toBeNull();
     expect(f.paused_until).toEqual(later(1010));
+  });
+
+  it("takes a success without a status (a destination beyond HTTP) as an answer too", () => {
+    const f = flow();
+    for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);
+    expect(afterResult(f, acknowledged("a5", 5), open, s)).toBeNull();
+    expect(f.failures).toBe(0);
+    // Four more in a row are a run of four, not of eight: the breaker stays closed.
+    for (let i = 6; i <= 9; i++) expect(afterResult(f, unreachable(`a${i}`, i), open, s)).toBeNull();
+    expect(f).toMatchObject({ failures: 4, pause_reason: null, paused_until: null });
+
+    // Its probe acknowledged, an open breaker closes.
+    const paused = flow({
+      pause_reason: "not_responding",
+      paused_until: later(0),
+      opens: 1,
+      probe_attempt_id: "p1",
+    });
+    expect(afterResult(paused, acknowledged("p1", 100), open, s)).toMatchObject({ change: "resumed" });
+    expect(paused).toMatchObject({ pause_reason: null, paused_until: null, opens: 0, failures: 0 });
   });
 
   it("pauses again for longer when the probe fails, and resumes on any answer", () => {

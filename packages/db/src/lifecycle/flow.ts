@@ -171,6 +171,8 @@ export type FlowChange = {
 
 export type ResultSignal = {
   attemptId: string;
+  /** A destination beyond HTTP acknowledges with no status: its success is its answer. */
+  succeeded: boolean;
   responseStatus: number | null;
   error: string | null;
   retryAfterMs: number | null;
@@ -184,9 +186,11 @@ export function probeBackoff(opens: number, s: FlowSettings): number {
 
 /**
  * Applies one result to the endpoint's flow, in place, in the order results happened. Any
- * answer (whatever its status) clears the run of unreachable attempts and closes the breaker;
- * an unreachable attempt (its error kind `isUnreachable`) extends the run and opens the
- * breaker at `breakerAfter`, or, when it was the probe, pauses it again for a longer backoff.
+ * answer clears the run of unreachable attempts and closes the breaker: a response, whatever
+ * its status, or a success without one (a destination beyond HTTP acknowledged the message),
+ * as a batch of successes alone does (resultStatements.ts). An unreachable attempt (its error
+ * kind `isUnreachable`) extends the run and opens the breaker at `breakerAfter`, or, when it
+ * was the probe, pauses it again for a longer backoff.
  * A 429 or 503 with Retry-After pauses the whole endpoint; a 429, 502 or 504 without it halves
  * the in-flight limit for a while.
  */
@@ -204,7 +208,7 @@ export function afterResult(
     reason,
     until,
   });
-  if (r.responseStatus === null) {
+  if (r.responseStatus === null && !r.succeeded) {
     if (!isUnreachable(r.error)) return null;
     flow.failures += 1;
     const open = flow.pause_reason === "not_responding";
