@@ -105,7 +105,8 @@ describe("an endpoint's filter in the portal", () => {
     await fieldError
       .getByText('$gte compares with a number or a string. (filter["data.amount"].$gte)')
       .waitFor();
-    expect(await focused(box)).toBe(true);
+    // Focus follows the API's answer in an effect after the render that shows the error.
+    await expect.poll(() => focused(box)).toBe(true);
     // The error is tied to the box, so a screen reader reads it with the field.
     const described = (await box.getAttribute("aria-describedby"))!.split(" ");
     expect(await fieldError.getAttribute("id")).toBe(described[1]);
