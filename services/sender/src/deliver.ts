@@ -20,6 +20,7 @@ import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";
 import { publish, type Transports } from "./publish.ts";
+import { readBounded } from "./readBounded.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
 
@@ -102,48 +103,18 @@ function post(
   timeoutMs: number,
   extras: RequestExtras = {},
 ): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const tls = extras.tls;
-    const stream = clientFor(options, timeoutMs).stream(url, {
-      method: "POST",
-      body,
-      headers,
-      // The agent keeps connections apart by these: one endpoint's certificate is never another's.
-      ...(tls?.certificate || tls?.ca
-        ? { https: { certificate: tls.certificate, key: tls.key, certificateAuthority: tls.ca } }
-        : {}),
-      ...(extras.signal ? { signal: extras.signal } : {}),
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let response: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
-    let done = false;
-    const finish = () => {
-      if (done || !response) return;
-      done = true;
-      resolve({ ...response, body: Buffer.concat(chunks).subarray(0, BODY_LIMIT).toString("utf8") });
-    };
-    stream.on("response", (r: { statusCode: number; headers: IncomingHttpHeaders }) => {
-      response = { statusCode: r.statusCode, headers: r.headers };
-    });
-    stream.on("data", (chunk: Buffer) => {
-      if (size < BODY_LIMIT) chunks.push(chunk);
-      size += chunk.length;
-      if (size >= BODY_LIMIT) {
-        finish();
-        stream.destroy();
-      }
-    });
-    stream.on("end", finish);
-    stream.on("error", (err) => {
-      // The status line came in time; a body cut short does not change the outcome.
-      if (response) finish();
-      else if (!done) {
-        done = true;
-        reject(err);
-      }
-    });
+  const tls = extras.tls;
+  const stream = clientFor(options, timeoutMs).stream(url, {
+    method: "POST",
+    body,
+    headers,
+    // The agent keeps connections apart by these: one endpoint's certificate is never another's.
+    ...(tls?.certificate || tls?.ca
+      ? { https: { certificate: tls.certificate, key: tls.key, certificateAuthority: tls.ca } }
+      : {}),
+    ...(extras.signal ? { signal: extras.signal } : {}),
   });
+  return readBounded(stream, BODY_LIMIT);
 }
 
 /**

@@ -5,6 +5,7 @@ import { isIP } from "node:net";
 import type { S3Target } from "@herald/contracts/destinations";
 import aws4 from "aws4";
 import got from "got";
+import { readBounded } from "../readBounded.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
 import { type Message, type SendContext, type Transport, TransportError } from "./types.ts";
 
@@ -119,50 +120,20 @@ function put(
   address: string,
   signal: AbortSignal,
 ): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const stream = got.stream(request.url, {
-      method: "PUT",
-      body,
-      headers: request.headers,
-      agent: request.tls ? { https: agent as HttpsAgent } : { http: agent as HttpAgent },
-      dnsLookup: only(address) as never,
-      // Aborting destroys the request's socket, half-open or not: it is never reused.
-      signal,
-      // A redirect is S3 naming another endpoint or region: the URL is to be fixed, not followed.
-      followRedirect: false,
-      throwHttpErrors: false,
-      retry: { limit: 0 },
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let response: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
-    let done = false;
-    const finish = () => {
-      if (done || !response) return;
-      done = true;
-      resolve({ ...response, body: Buffer.concat(chunks).subarray(0, BODY_LIMIT).toString("utf8") });
-    };
-    stream.on("response", (r: { statusCode: number; headers: IncomingHttpHeaders }) => {
-      response = { statusCode: r.statusCode, headers: r.headers };
-    });
-    stream.on("data", (chunk: Buffer) => {
-      if (size < BODY_LIMIT) chunks.push(chunk);
-      size += chunk.length;
-      if (size >= BODY_LIMIT) {
-        finish();
-        stream.destroy();
-      }
-    });
-    stream.on("end", finish);
-    stream.on("error", (err) => {
-      // The status came; a body cut short does not change what it says.
-      if (response) finish();
-      else if (!done) {
-        done = true;
-        reject(err);
-      }
-    });
+  const stream = got.stream(request.url, {
+    method: "PUT",
+    body,
+    headers: request.headers,
+    agent: request.tls ? { https: agent as HttpsAgent } : { http: agent as HttpAgent },
+    dnsLookup: only(address) as never,
+    // Aborting destroys the request's socket, half-open or not: it is never reused.
+    signal,
+    // A redirect is S3 naming another endpoint or region: the URL is to be fixed, not followed.
+    followRedirect: false,
+    throwHttpErrors: false,
+    retry: { limit: 0 },
   });
+  return readBounded(stream, BODY_LIMIT);
 }
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
