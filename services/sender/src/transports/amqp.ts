@@ -1,6 +1,7 @@
 import type { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
 import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
 import type { AmqpTarget } from "@herald/contracts/destinations";
 import amqp, {
   type Message as AmqpMessage,
@@ -8,8 +9,16 @@ import amqp, {
   type ConfirmChannel,
   type SocketOptions,
 } from "amqplib";
+import { InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
-import { type Message, type Receipt, type SendContext, type Transport, TransportError } from "./types.ts";
+import {
+  type Message,
+  type Receipt,
+  type SendContext,
+  scrub,
+  type Transport,
+  TransportError,
+} from "./types.ts";
 
 /**
  * RabbitMQ (AMQP 0-9-1): each delivery is published, mandatory and persistent, on a confirm
@@ -21,8 +30,6 @@ import { type Message, type Receipt, type SendContext, type Transport, Transport
  * the publish in flight on that channel. amqplib does not reconnect by itself (its `recovery`
  * option is left off): a broken connection is dropped and the next send opens a new one.
  */
-
-type Credentials = SendContext["credentials"];
 
 type Opening = EventEmitter & {
   open(fields: unknown, done?: (err: Error | null, ok?: unknown) => void): void;
@@ -62,6 +69,8 @@ type Connection = {
   idle: ConfirmChannel[];
   /** Closed, or given up on (an acknowledgement that never came): never reused, not closed politely. */
   broken: boolean;
+  /** What the broker sent since it last answered (inbound.ts). */
+  inbound: InboundLimit;
 };
 
 /**
@@ -72,6 +81,11 @@ type Connection = {
 const IDLE_CHANNELS = 32;
 /** A polite close (connection.close, waiting for close-ok) gets 1 s; then the socket is destroyed. */
 const CLOSE_GRACE_MS = 1000;
+/**
+ * The largest frame taken from the broker: the frame size we offer (amqplib's 128 KiB), so that
+ * no frame of the handshake, before inbound.ts counts, can be larger. amqplib's default is 64 MiB.
+ */
+const MAX_FRAME_BYTES = 131_072;
 
 /** AMQP reply codes the broker closes a connection or channel with. */
 const ACCESS_REFUSED = 403;
@@ -81,15 +95,6 @@ function detailOf(target: AmqpTarget): string {
   return target.exchange
     ? `exchange ${target.exchange}, routing key ${target.routingKey}`
     : `default exchange, routing key ${target.routingKey}`;
-}
-
-/** Server text with the credentials taken out (RabbitMQ names the user in some refusals). */
-function scrub(text: string, credentials: Credentials): string {
-  let out = text;
-  for (const secret of [credentials?.password, credentials?.username]) {
-    if (secret) out = out.split(secret).join("[redacted]");
-  }
-  return out;
 }
 
 /**
@@ -107,9 +112,9 @@ function handshakeCode(err: unknown): number | null {
   return typeof code === "number" ? code : null;
 }
 
-function socket(model: ChannelModel): { destroy(): void } | undefined {
+function socket(model: ChannelModel): Duplex | undefined {
   // amqplib's Connection keeps its socket as `stream`; the typings leave it out.
-  return (model.connection as unknown as { stream?: { destroy(): void } }).stream;
+  return (model.connection as unknown as { stream?: Duplex }).stream;
 }
 
 async function closeConnection(connection: Connection): Promise<void> {
@@ -167,6 +172,8 @@ async function open(
           port: target.port,
           // amqplib percent-decodes the vhost once more; the target's is decoded already.
           vhost: encodeURIComponent(target.vhost),
+          frameMax: MAX_FRAME_BYTES,
+          maxFrameSize: MAX_FRAME_BYTES,
           // Without user info, amqplib logs in as guest/guest (the AMQP URI default).
           ...(credentials ? { username: credentials.username, password: credentials.password } : {}),
         },
@@ -192,7 +199,10 @@ async function open(
       // (on a channel never opened): errorKind.ts reads its code (none: connection_error).
       throw err;
     }
-    const connection: Connection = { model, where, idle: [], broken: false };
+    const inbound = new InboundLimit(`RabbitMQ at ${where}`);
+    const stream = socket(model);
+    if (stream) inbound.watch(stream);
+    const connection: Connection = { model, where, idle: [], broken: false, inbound };
     // A connection that fails or closes is dropped; its 'error' never goes unheard.
     model.on("error", () => onBroken(connection));
     model.on("close", () => onBroken(connection));
@@ -290,23 +300,13 @@ export function createAmqpTransport(
   const pool = new ConnectionPool<Connection>(options.maxConnections ?? 64, closeConnection);
 
   /** The destination's connection; an opening abandoned by another send's deadline is retried. */
-  async function connectionFor(key: string, target: AmqpTarget, context: SendContext): Promise<Connection> {
+  function connectionFor(key: string, target: AmqpTarget, context: SendContext): Promise<Connection> {
     const onBroken = (connection: Connection) => {
       connection.broken = true;
       pool.drop(key, connection);
     };
-    for (;;) {
-      try {
-        return await untilAborted(
-          pool.get(key, () => open(target, context, onBroken)),
-          context.signal,
-          `${target.host}:${target.port}`,
-        );
-      } catch (err) {
-        const theirs = err instanceof TransportError && err.kind === "timeout" && !context.signal.aborted;
-        if (!theirs) throw err;
-      }
-    }
+    const where = `${target.host}:${target.port}`;
+    return pool.acquire(key, () => open(target, context, onBroken), context.signal, where);
   }
 
   return {
@@ -321,12 +321,16 @@ export function createAmqpTransport(
       const connection = await connectionFor(key, target, context);
       const where = connection.where;
       let outcome: Outcome;
+      const settle = connection.inbound.sending(messageBytes(message));
       try {
         const channel = await untilAborted(channelOf(connection), context.signal, where);
         outcome = await untilAborted(publishOn(channel, target, message), context.signal, where);
+        settle(outcome.kind !== "closed" || outcome.error !== null);
         if (outcome.kind === "ack" || outcome.kind === "returned" || outcome.kind === "nack")
           release(connection, channel);
       } catch (err) {
+        settle(false);
+        if (connection.inbound.overflow) throw connection.inbound.overflow;
         if (err instanceof TransportError && err.kind === "timeout") {
           // Open but silent (a half-open socket, a broker that stopped answering): never reused.
           connection.broken = true;
@@ -354,6 +358,7 @@ export function createAmqpTransport(
           );
         case "closed": {
           const error = outcome.error;
+          if (connection.inbound.overflow) throw connection.inbound.overflow;
           if (!error)
             throw new TransportError(
               "connection_error",

@@ -9,6 +9,7 @@ import {
   MqttClient,
   ReasonCodes,
 } from "mqtt";
+import { INBOUND_SLACK_BYTES, InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
 import { type Message, type Receipt, type SendContext, type Transport, TransportError } from "./types.ts";
 
@@ -56,6 +57,8 @@ type Connection = {
   inFlight: number;
   receiveMaximum: number;
   waiting: (() => void)[];
+  /** What the server sent since it last answered (inbound.ts). */
+  inbound: InboundLimit;
 };
 
 export type MqttTransport = Transport<MqttTarget> & {
@@ -70,18 +73,25 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
   async function open(target: MqttTarget, context: SendContext, key: string, where: string) {
     const address = await untilAborted(context.resolve(target.host), context.signal, where);
     const credentials = context.credentials;
+    // Counted from the first byte, CONNACK included (mqtt.js reads any packet size it is told).
+    const inbound = new InboundLimit(where);
     const client = new MqttClient(
-      () =>
-        target.tls
+      () => {
+        const socket = target.tls
           ? // SNI and the certificate's check by the URL's host, not the address connected to.
             tlsConnect({
               host: address,
               port: target.port,
               ...(isIP(target.host) ? {} : { servername: target.host }),
             })
-          : netConnect({ host: address, port: target.port }),
+          : netConnect({ host: address, port: target.port });
+        inbound.watch(socket);
+        return socket;
+      },
       {
         protocolVersion: 5,
+        // The server is told what we take; a server that ignores it meets inbound.ts's bound.
+        properties: { maximumPacketSize: INBOUND_SLACK_BYTES },
         // 22 of [0-9a-z]: within the 23 characters every server must accept.
         clientId: `herald${randomBytes(8).toString("hex")}`,
         clean: true,
@@ -128,7 +138,11 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
               : err,
         );
       const onClose = () =>
-        settle(lastError ?? new TransportError("connection_error", `${where} closed the connection`));
+        settle(
+          inbound.overflow ??
+            lastError ??
+            new TransportError("connection_error", `${where} closed the connection`),
+        );
       const onAbort = () => settle(new TransportError("timeout", `no CONNACK from ${where} in time`));
       client.on("connect", onConnect);
       client.on("error", onError);
@@ -151,6 +165,7 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
       inFlight: 0,
       receiveMaximum: connack.properties?.receiveMaximum ?? 65_535,
       waiting: [],
+      inbound,
     };
     client.once("close", () => {
       connection.broken = true;
@@ -176,8 +191,9 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
     async send(target: MqttTarget, message: Message, context: SendContext): Promise<Receipt> {
       const where = `MQTT server ${target.host}:${target.port}`;
       const key = connectionKey(["mqtt", target.tls, target.host, target.port], context.credentials);
-      const connection = await untilAborted(
-        pool.get(key, () => open(target, context, key, where)),
+      const connection = await pool.acquire(
+        key,
+        () => open(target, context, key, where),
         context.signal,
         where,
       );
@@ -226,15 +242,19 @@ async function publish(
     );
   const opts: IClientPublishOptions = { qos, retain: false, properties };
   await Promise.race([untilAborted(turn(connection, signal, where), signal, where), connection.lost]);
+  const settle = connection.inbound.sending(messageBytes(message));
   try {
     const packet = await untilAborted(
       Promise.race([connection.client.publishAsync(topic, payload, opts), connection.lost]),
       signal,
       where,
     );
+    settle(true);
     const packetId = (packet as { messageId?: number } | undefined)?.messageId;
     return { detail: `topic ${topic}, QoS ${qos}, packet id ${packetId}` };
   } catch (err) {
+    settle(err instanceof ErrorWithReasonCode);
+    if (connection.inbound.overflow) throw connection.inbound.overflow;
     if (err instanceof ErrorWithReasonCode)
       throw new TransportError("rejected", `${where} refused the message on ${topic}: ${reason(err.code)}`);
     // The client's own ("Connection closed", "client disconnecting"): the connection, not the message.

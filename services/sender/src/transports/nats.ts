@@ -14,6 +14,7 @@ import {
   type TlsOptions,
 } from "nats";
 import { NodeTransport } from "nats/lib/src/node_transport.js";
+import { InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
 import { type Message, type Receipt, type SendContext, type Transport, TransportError } from "./types.ts";
 
@@ -39,6 +40,8 @@ type Connection = {
   streams: Map<string, { stream: Promise<string | null>; until: number }>;
   /** Sends waiting on this connection, told when the server refuses a publish to a subject. */
   refusals: Set<(subject: string) => void>;
+  /** What the server sent since it last answered (inbound.ts). */
+  inbound: InboundLimit;
 };
 
 /** The client's errors that say the server refused the credentials. */
@@ -59,6 +62,32 @@ NodeTransport.prototype.close = function (this: NodeTransport, err?: Error) {
   if (!this.connected) this.socket?.destroy();
   return closeTransport.call(this, err);
 };
+
+// What the server sends is counted (inbound.ts) from its first byte: nats.js gathers the INFO
+// that opens a connection until its line ends, and later a MSG until its payload is all there,
+// however large either says it is. NodeTransport is this module's alone in the sender, so every
+// one is counted.
+type CountedTransport = NodeTransport & { inbound?: InboundLimit };
+const peekInfo = NodeTransport.prototype.peekInfo;
+NodeTransport.prototype.peekInfo = function (this: CountedTransport) {
+  const info = peekInfo.call(this);
+  this.inbound = new InboundLimit("the server");
+  this.inbound.watch(this.socket);
+  return info;
+};
+const setupHandlers = NodeTransport.prototype.setupHandlers;
+NodeTransport.prototype.setupHandlers = function (this: CountedTransport) {
+  setupHandlers.call(this);
+  // peekInfo's listeners are gone (it removes them all), and TLS may have replaced the socket.
+  this.inbound = new InboundLimit("the server");
+  this.inbound.watch(this.socket);
+};
+
+function inboundOf(nc: NatsConnection): InboundLimit {
+  const transport = (nc as unknown as { protocol: { transport: CountedTransport } }).protocol.transport;
+  transport.inbound ??= new InboundLimit("the server");
+  return transport.inbound;
+}
 
 export function createNatsTransport(options: { maxConnections?: number } = {}): Transport<NatsTarget> {
   const pool = new ConnectionPool<Connection>(options.maxConnections ?? 64, (c) => c.nc.close());
@@ -102,43 +131,25 @@ export function createNatsTransport(options: { maxConnections?: number } = {}): 
       void nc.close().catch(() => {});
       throw err;
     }
-    const connection: Connection = { nc, js: nc.jetstream(), jsm, streams: new Map(), refusals: new Set() };
+    const connection: Connection = {
+      nc,
+      js: nc.jetstream(),
+      jsm,
+      streams: new Map(),
+      refusals: new Set(),
+      inbound: inboundOf(nc),
+    };
     // A connection closed by the server or the network (no reconnecting) leaves the pool.
     void nc.closed().then(() => pool.drop(key, connection));
     void watchRefusals(connection);
     return connection;
   }
 
-  /**
-   * The destination's connection. Sends arriving while it opens share the opening, which ends
-   * with the deadline of the send that started it: a send whose own deadline has not passed
-   * when another's opening times out opens one of its own.
-   */
-  async function connection(target: NatsTarget, context: SendContext, key: string): Promise<Connection> {
-    let mine = false;
-    const get = () =>
-      untilAborted(
-        pool.get(key, () => {
-          mine = true;
-          return open(target, context, key);
-        }),
-        context.signal,
-        where(target),
-      );
-    try {
-      return await get();
-    } catch (err) {
-      const theirs = !mine && err instanceof TransportError && err.kind === "timeout";
-      if (theirs && !context.signal.aborted) return get();
-      throw err;
-    }
-  }
-
   return {
     type: "nats",
     async send(target, message, context) {
       const key = connectionKey(["nats", target.tls, target.host, target.port], context.credentials);
-      const c = await connection(target, context, key);
+      const c = await pool.acquire(key, () => open(target, context, key), context.signal, where(target));
       let onRefusal: ((subject: string) => void) | undefined;
       const refused = new Promise<never>((_, reject) => {
         onRefusal = (subject) => {
@@ -153,14 +164,20 @@ export function createNatsTransport(options: { maxConnections?: number } = {}): 
         c.refusals.add(onRefusal);
       });
       refused.catch(() => {});
+      const settle = c.inbound.sending(messageBytes(message));
       try {
-        return await untilAborted(
+        const receipt = await untilAborted(
           Promise.race([publish(c, target, message, context), refused]),
           context.signal,
           where(target),
         );
+        settle(true);
+        return receipt;
       } catch (err) {
+        const overflow = c.inbound.overflow;
+        if (overflow) throw new TransportError(overflow.kind, `${where(target)}: ${overflow.message}`);
         const failure = publishError(err, target);
+        settle(failure instanceof TransportError && failure.kind === "rejected");
         // A connection that stopped answering (or closed) is not kept: the next send reconnects.
         const code = (err as { code?: string }).code ?? "";
         if ((failure instanceof TransportError && failure.kind === "timeout") || CLOSED_CODES.has(code))
@@ -274,6 +291,7 @@ function where(target: NatsTarget): string {
 
 /** Errors of connecting, in the attempt's terms; the client's messages carry no credentials. */
 function connectError(err: unknown, target: NatsTarget): unknown {
+  if (err instanceof TransportError) return new TransportError(err.kind, `${where(target)}: ${err.message}`);
   const code = (err as { code?: string }).code ?? "";
   if (AUTH_CODES.has(code))
     return new TransportError("auth_error", `${where(target)}: the server refused the credentials (${code})`);

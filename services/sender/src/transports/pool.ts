@@ -55,6 +55,28 @@ export class ConnectionPool<C> {
     return opening;
   }
 
+  /**
+   * The destination's connection for one send, within that send's deadline (`signal`). Sends
+   * arriving while a connection opens share the opening, which ends with the deadline of the
+   * send that started it: a send whose own deadline has not passed when another's opening times
+   * out opens one of its own.
+   */
+  async acquire(key: string, open: () => Promise<C>, signal: AbortSignal, where: string): Promise<C> {
+    let mine = false;
+    const opening = () => {
+      mine = true;
+      return open();
+    };
+    for (;;) {
+      try {
+        return await untilAborted(this.get(key, opening), signal, where);
+      } catch (err) {
+        const theirs = !mine && err instanceof TransportError && err.kind === "timeout" && !signal.aborted;
+        if (!theirs) throw err;
+      }
+    }
+  }
+
   private makeRoom(now: number): void {
     while (this.entries.size > this.max) {
       const idle = [...this.entries].find(([, e]) => now - e.usedAt > busyMs);

@@ -1,8 +1,16 @@
 import { isIP } from "node:net";
 import type { RedisTarget } from "@herald/contracts/destinations";
 import { Redis, ReplyError } from "ioredis";
+import { InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
-import { type Message, type Receipt, type SendContext, type Transport, TransportError } from "./types.ts";
+import {
+  type Message,
+  type Receipt,
+  type SendContext,
+  scrub,
+  type Transport,
+  TransportError,
+} from "./types.ts";
 
 /**
  * Redis Streams (`redis://`, `rediss://`): each message is one XADD entry, acknowledged by the
@@ -20,28 +28,32 @@ export function createRedisTransport(options: { maxConnections?: number } = {}):
       context.credentials,
     );
     const where = `Redis at ${target.host}:${target.port}`;
-    const client = await untilAborted(
-      pool.get(key, () => open(target, context, where, (ended) => pool.drop(key, ended))),
-      context.signal,
-      where,
-    );
+    const opening = () => open(target, context, where, (ended) => pool.drop(key, ended));
+    const client = await pool.acquire(key, opening, context.signal, where);
     const args: string[] = target.maxlen === null ? [] : ["MAXLEN", "~", String(target.maxlen)];
     args.push("*", ...fields(message));
+    const inbound = limits.get(client);
+    const settle = inbound?.sending(messageBytes(message));
     try {
       const id = await untilAborted(client.xadd(target.stream, ...args), context.signal, where);
+      settle?.(true);
       const db = target.db === 0 ? "" : ` in database ${target.db}`;
       return { detail: `stream ${target.stream}${db}, entry ${id}` };
     } catch (err) {
+      settle?.(err instanceof ReplyError);
       // A refusal leaves the connection as good as it was; anything else (a timeout included: the
       // connection may be half open) ends it. An XADD that timed out may still have been added:
       // a retry then adds a second entry with the same `webhook-id`, for the consumer to skip.
       if (!(err instanceof ReplyError)) pool.drop(key, client);
-      throw failure(err);
+      throw inbound?.overflow ?? failure(err, context.credentials);
     }
   }
 
   return { type: "redis", send, close: () => pool.close() };
 }
+
+/** Each open connection's count of what its server sent (inbound.ts). */
+const limits = new WeakMap<Redis, InboundLimit>();
 
 /** The entry's fields, name and value in turn: the headers, lower-cased, then `body`. */
 function fields(message: Message): string[] {
@@ -92,6 +104,12 @@ async function open(
   client.on("error", (err: unknown) => {
     reason ??= err;
   });
+  // The socket exists from ioredis's 'connect' (emitted before any reply can be read) on.
+  const inbound = new InboundLimit(where);
+  limits.set(client, inbound);
+  client.once("connect", () => {
+    if (client.stream) inbound.watch(client.stream);
+  });
   try {
     await untilAborted(client.connect(), context.signal, where);
     // SELECT here rather than ioredis's `db`, which goes on in database 0 when SELECT fails.
@@ -100,18 +118,20 @@ async function open(
     return client;
   } catch (err) {
     client.disconnect();
-    throw failure(err instanceof TransportError || err instanceof ReplyError ? err : (reason ?? err));
+    const cause = err instanceof TransportError || err instanceof ReplyError ? err : (reason ?? err);
+    throw inbound.overflow ?? failure(cause, credentials);
   }
 }
 
 /**
  * What a send throws: a Redis error reply as `rejected` (WRONGTYPE: the key holds no stream) or
  * `auth_error` (credentials refused or not allowed this), the server's words as its message, never
- * the command (AUTH's would hold the password); other errors as they are, for errorKind.ts.
+ * the command (AUTH's would hold the password), and the credentials taken out of the words (an
+ * ACL error may name the user); other errors as they are, for errorKind.ts.
  */
-function failure(err: unknown): unknown {
+function failure(err: unknown, credentials: SendContext["credentials"]): unknown {
   if (!(err instanceof ReplyError)) return err;
   const said = String((err as Error).message);
   const auth = /^(NOAUTH|WRONGPASS|NOPERM)\b/.test(said) || /^ERR invalid (username-)?password/.test(said);
-  return new TransportError(auth ? "auth_error" : "rejected", said);
+  return new TransportError(auth ? "auth_error" : "rejected", scrub(said, credentials));
 }

@@ -7,7 +7,7 @@ import aws4 from "aws4";
 import got from "got";
 import { readBounded } from "../readBounded.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
-import { type Message, type SendContext, type Transport, TransportError } from "./types.ts";
+import { type Message, type SendContext, scrub, type Transport, TransportError } from "./types.ts";
 
 /**
  * S3, and S3-compatible servers (MinIO, Ceph, a local one): each delivery is one object, PUT to
@@ -144,14 +144,6 @@ export function describeRefusal(statusCode: number, body: string): string {
   const code = /<Code>([^<]{1,100})<\/Code>/.exec(body)?.[1];
   const said = /<Message>([^<]{1,300})<\/Message>/.exec(body)?.[1];
   return `${statusCode}${code ? ` ${text(code)}` : ""}${said ? `: ${text(said)}` : ""}`;
-}
-
-/** Credentials never appear in what is recorded, even if a server echoes them. */
-function scrub(message: string, credentials: SendContext["credentials"]): string {
-  let scrubbed = message;
-  for (const secret of [credentials?.username, credentials?.password])
-    if (secret) scrubbed = scrubbed.split(secret).join("[redacted]");
-  return scrubbed;
 }
 
 export function createS3Transport(options: S3TransportOptions = {}): Transport<S3Target> {

@@ -52,6 +52,20 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * A server's words with the credentials taken out: brokers name the user (and some echo what
+ * they were sent) in their refusals, and these words become the attempt's error message.
+ */
+export function scrub(text: string, credentials: SendContext["credentials"]): string {
+  let out = text;
+  // The longer first: one may hold the other.
+  const secrets = [credentials?.password ?? "", credentials?.username ?? ""].sort(
+    (a, b) => b.length - a.length,
+  );
+  for (const secret of secrets) if (secret) out = out.split(secret).join("[redacted]");
+  return out;
+}
+
 export interface Transport<T extends Target = Target> {
   readonly type: T["type"];
   /**
