@@ -1,55 +1,26 @@
 import { randomBytes } from "node:crypto";
-import { type AddressInfo, createServer, connect as netConnect, type Server, type Socket } from "node:net";
 import type { AmqpTarget } from "@herald/contracts/destinations";
 import amqp, { type Channel, type ChannelModel, type GetMessage } from "amqplib";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { errorKind } from "../errorKind.ts";
-import { signatureHeader } from "../sign.ts";
+import { deadPort } from "../../../../test/support/ports.ts";
 import { createAmqpTransport } from "./amqp.ts";
-import { type Message, type SendContext, TransportError } from "./types.ts";
+import {
+  closed,
+  contexts,
+  failure,
+  hangingServer,
+  kindOf,
+  relay,
+  signer,
+  tcpServer,
+  unique,
+} from "./testSupport.ts";
+import { TransportError } from "./types.ts";
 
 const RABBIT = "amqp://guest:guest@127.0.0.1:5672";
-const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
-const unique = () => `t_dest_${randomBytes(6).toString("hex")}`;
-
-/** A signed message, its headers built as deliver.ts builds them. */
-function signed(payload: unknown, custom: Record<string, string> = {}): Message {
-  const eventId = `evt_${randomBytes(8).toString("hex")}`;
-  const body = JSON.stringify(payload);
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    eventId,
-    body,
-    headers: {
-      ...custom,
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader([SECRET], eventId, timestamp, body),
-    },
-  };
-}
-
-/** A send's context; the host is resolved to 127.0.0.1 (the name itself resolves nowhere). */
-function context(
-  overrides: Partial<SendContext> = {},
-): SendContext & { resolved: string[]; controller: AbortController } {
-  const controller = new AbortController();
-  const resolved: string[] = [];
-  return {
-    signal: controller.signal,
-    timeoutMs: 10_000,
-    credentials: { username: "guest", password: "guest" },
-    resolve: async (host) => {
-      resolved.push(host);
-      return "127.0.0.1";
-    },
-    ...overrides,
-    resolved,
-    controller,
-  };
-}
+const { secret: SECRET, signed } = signer();
+const context = contexts({ credentials: { username: "guest", password: "guest" } });
 
 function target(fields: Partial<AmqpTarget>): AmqpTarget {
   return {
@@ -61,70 +32,6 @@ function target(fields: Partial<AmqpTarget>): AmqpTarget {
     exchange: "",
     routingKey: "",
     ...fields,
-  };
-}
-
-/** The kind the attempt records for an error (publish.ts's rule). */
-function kindOf(err: unknown): string {
-  return err instanceof TransportError ? err.kind : errorKind(err);
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected the send to fail");
-}
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-/**
- * A TCP relay to RabbitMQ that counts connections and can make those it has go silent (forward
- * nothing either way): a broker that stopped answering on an open connection.
- */
-async function relay() {
-  const clients: Socket[] = [];
-  const silenced = new Set<Socket>();
-  let onSwallowed = () => {};
-  const swallowed = new Promise<void>((resolve) => {
-    onSwallowed = resolve;
-  });
-  const server = createServer((client) => {
-    clients.push(client);
-    const upstream = netConnect(5672, "127.0.0.1");
-    client.on("data", (chunk) => {
-      if (silenced.has(client)) onSwallowed();
-      else upstream.write(chunk);
-    });
-    upstream.on("data", (chunk) => {
-      if (!silenced.has(client)) client.write(chunk);
-    });
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-    client.on("error", () => {});
-    upstream.on("error", () => {});
-  });
-  const port = await listen(server);
-  return {
-    port,
-    clients,
-    /** The connections open now go silent; later ones work. */
-    silence: () => {
-      for (const c of clients) silenced.add(c);
-    },
-    /** Resolves once something sent on a silent connection was held back. */
-    swallowed,
-    closed: (socket: Socket) =>
-      socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("close", () => r())),
-    close: () => {
-      for (const c of clients) c.destroy();
-      return new Promise<void>((r) => server.close(() => r()));
-    },
   };
 }
 
@@ -165,11 +72,8 @@ const frames = {
  * with what the test gives (by default open-ok); confirm.select and the closing handshakes
  * are answered as RabbitMQ would.
  */
-async function fakeBroker(answers: { open: Buffer; channelOpen?: (channel: number) => Buffer }) {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => {
-    sockets.push(socket);
-    socket.on("error", () => {});
+function fakeBroker(answers: { open: Buffer; channelOpen?: (channel: number) => Buffer }) {
+  return tcpServer((socket) => {
     let pending = Buffer.alloc(0);
     let greeted = false;
     socket.on("data", (chunk: Buffer) => {
@@ -196,17 +100,6 @@ async function fakeBroker(answers: { open: Buffer; channelOpen?: (channel: numbe
       }
     });
   });
-  const port = await listen(server);
-  return {
-    port,
-    sockets,
-    closed: (socket: Socket) =>
-      socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("close", () => r())),
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise<void>((r) => server.close(() => r()));
-    },
-  };
 }
 
 describe("the RabbitMQ transport", () => {
@@ -347,9 +240,7 @@ describe("the RabbitMQ transport", () => {
   });
 
   it("reports a refused connection as a connection error", async () => {
-    const closed = createServer();
-    const port = await listen(closed);
-    await new Promise<void>((r) => closed.close(() => r()));
+    const port = await deadPort();
     const transport = createAmqpTransport();
     try {
       const err = await failure(transport.send(target({ port, routingKey: "q" }), signed({}), context()));
@@ -362,19 +253,8 @@ describe("the RabbitMQ transport", () => {
   });
 
   it("times out on a server that accepts and never answers, without holding up other destinations, and reconnects after", async () => {
-    const sockets: Socket[] = [];
-    const hanging = createServer((socket) => {
-      sockets.push(socket);
-      socket.on("error", () => {});
-      // Reads (and ignores) what comes, so it sees the other side close.
-      socket.resume();
-    });
-    const port = await listen(hanging);
-    const accepted = (n: number) =>
-      new Promise<void>((resolve) => {
-        const check = () => (sockets.length >= n ? resolve() : setTimeout(check, 10));
-        check();
-      });
+    const hanging = await hangingServer();
+    const port = hanging.port;
     const transport = createAmqpTransport();
     try {
       await withQueue(async ({ queue }) => {
@@ -384,7 +264,7 @@ describe("the RabbitMQ transport", () => {
           settled = true;
         });
         first.catch(() => {});
-        await accepted(1);
+        await hanging.connections(1);
         // Another destination is served while the first still waits.
         await transport.send(target({ routingKey: queue }), signed({ n: 1 }), context());
         expect(settled).toBe(false);
@@ -394,7 +274,7 @@ describe("the RabbitMQ transport", () => {
         expect(err).toBeInstanceOf(TransportError);
         expect(err).toMatchObject({ kind: "timeout" });
         // The half-open connection was given up: its socket closed, and the pool forgot it.
-        await new Promise<void>((r) => (sockets[0]!.destroyed ? r() : sockets[0]!.once("close", () => r())));
+        await closed(hanging.sockets[0]!);
         expect(transport.connections).toBe(1);
 
         // The next attempt connects anew, and its own deadline (a real timer) ends it.
@@ -406,23 +286,22 @@ describe("the RabbitMQ transport", () => {
           ),
         );
         expect(again).toMatchObject({ kind: "timeout" });
-        expect(sockets).toHaveLength(2);
+        expect(hanging.sockets).toHaveLength(2);
       });
     } finally {
       await transport.close();
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => hanging.close(() => r()));
+      await hanging.close();
     }
   });
 
   it("gives up a connection that stops acknowledging, and the next send opens a new one", async () => {
-    const broker = await relay();
+    const broker = await relay(5672);
     const transport = createAmqpTransport();
     try {
       await withQueue(async ({ queue }) => {
         const to = target({ port: broker.port, routingKey: queue });
         await transport.send(to, signed({ n: 1 }), context());
-        expect(broker.clients).toHaveLength(1);
+        expect(broker.sockets).toHaveLength(1);
 
         broker.silence();
         const stuck = context();
@@ -432,11 +311,11 @@ describe("the RabbitMQ transport", () => {
         await broker.swallowed;
         stuck.controller.abort();
         expect(await failure(pending)).toMatchObject({ kind: "timeout" });
-        await broker.closed(broker.clients[0]!);
+        await closed(broker.sockets[0]!);
         expect(transport.connections).toBe(0);
 
         await transport.send(to, signed({ n: 3 }), context());
-        expect(broker.clients).toHaveLength(2);
+        expect(broker.sockets).toHaveLength(2);
         expect(await drain(queue)).toEqual([{ n: 1 }, { n: 3 }]);
       });
     } finally {
@@ -480,7 +359,7 @@ describe("the RabbitMQ transport", () => {
   });
 
   it("shares one connection per destination and closes it on close()", async () => {
-    const broker = await relay();
+    const broker = await relay(5672);
     const transport = createAmqpTransport();
     try {
       await withQueue(async ({ queue }) => {
@@ -491,17 +370,17 @@ describe("the RabbitMQ transport", () => {
           transport.send(to, signed({ n: 2 }), context()),
         ]);
         await transport.send(to, signed({ n: 3 }), context());
-        expect(broker.clients).toHaveLength(1);
+        expect(broker.sockets).toHaveLength(1);
         expect(transport.connections).toBe(1);
 
         // Other credentials are another connection.
         await transport.send(to, signed({ n: 4 }), context({ credentials: null }));
-        expect(broker.clients).toHaveLength(2);
+        expect(broker.sockets).toHaveLength(2);
         expect(transport.connections).toBe(2);
 
         await transport.close();
         expect(transport.connections).toBe(0);
-        await Promise.all(broker.clients.map((c) => broker.closed(c)));
+        await Promise.all(broker.sockets.map((c) => closed(c)));
         const count = await channel.checkQueue(queue);
         expect(count.messageCount).toBe(4);
       });
@@ -552,7 +431,7 @@ describe("the RabbitMQ transport", () => {
         expect((err as Error).message).toContain(says);
         expect(transport.connections).toBe(0);
         expect(broker.sockets).toHaveLength(1);
-        await broker.closed(broker.sockets[0]!);
+        await closed(broker.sockets[0]!);
       } finally {
         await transport.close();
         await broker.close();
@@ -586,7 +465,7 @@ describe("the RabbitMQ transport", () => {
         );
         expect(kindOf(err)).toBe("connection_error");
         expect(transport.connections).toBe(0);
-        await broker.closed(broker.sockets[0]!);
+        await closed(broker.sockets[0]!);
       } finally {
         await transport.close();
         await broker.close();

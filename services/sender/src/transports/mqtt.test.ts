@@ -1,8 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer as createTlsServer } from "node:tls";
@@ -13,9 +12,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { makePki } from "../../../../test/support/pki.ts";
 import { deadPort } from "../../../../test/support/ports.ts";
 import { errorKind } from "../errorKind.ts";
-import { signatureHeader } from "../sign.ts";
 import { createMqttTransport } from "./mqtt.ts";
-import { type Message, type SendContext, TransportError } from "./types.ts";
+import {
+  context,
+  failure,
+  hangingServer,
+  listen,
+  newSecret,
+  relay,
+  signer,
+  untilListening,
+} from "./testSupport.ts";
+import { TransportError } from "./types.ts";
 
 /**
  * Against the machine's Mosquitto (127.0.0.1:1883, anonymous), and for credentials and a packet
@@ -36,40 +44,9 @@ const target = (port: number, qos: 1 | 2 = 1, name = topic()): MqttTarget => ({
   qos,
 });
 
-function context(
-  options: { signal?: AbortSignal; credentials?: SendContext["credentials"] } = {},
-): SendContext & { resolved: string[] } {
-  const resolved: string[] = [];
-  return {
-    signal: options.signal ?? AbortSignal.timeout(10_000),
-    timeoutMs: 10_000,
-    credentials: options.credentials ?? null,
-    resolved,
-    async resolve(host) {
-      resolved.push(host);
-      return "127.0.0.1";
-    },
-  };
-}
-
-const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`;
-
-/** A message as deliver.ts builds one: Standard Webhooks headers, signed over the body. */
-function signed(body: string, secret = newSecret()): Message {
-  const eventId = `evt_${randomUUID()}`;
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    eventId,
-    body,
-    headers: {
-      "x-tenant": "acme",
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader([secret], eventId, timestamp, body),
-    },
-  };
-}
+/** Messages as deliver.ts builds them for an endpoint with a custom header. */
+const TENANT = { "x-tenant": "acme" };
+const { signed } = signer({ headers: TENANT });
 
 /** An independent MQTT 5 client subscribed to a topic, keeping what arrives. */
 async function subscriber(
@@ -94,59 +71,6 @@ async function subscriber(
   };
 }
 
-/** The rejection a promise ends with. */
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a failure");
-}
-
-/**
- * A TCP proxy to Mosquitto that counts connections and can hold back everything the server
- * sends (a connection gone half-open after CONNACK), the server itself untouched.
- */
-async function startProxy() {
-  const sockets = new Set<Socket>();
-  const state = { accepted: 0, holding: false };
-  const server = createServer((client) => {
-    state.accepted++;
-    sockets.add(client);
-    const upstream = createConnection(MOSQUITTO);
-    upstream.on("data", (chunk) => {
-      if (!state.holding) client.write(chunk);
-    });
-    client.pipe(upstream);
-    for (const s of [client, upstream]) {
-      s.on("error", () => {});
-      s.on("close", () => {
-        sockets.delete(client);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-  });
-  const port = await listen(server);
-  return {
-    port,
-    state,
-    /** Client connections open now. */
-    open: () => sockets.size,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  return typeof address === "object" && address ? address.port : 0;
-}
-
 describe("the MQTT transport", () => {
   it.each([1, 2] as const)(
     "publishes at QoS %i: the body byte for byte, the headers as user properties, and the signature verifies",
@@ -155,10 +79,10 @@ describe("the MQTT transport", () => {
       const to = target(MOSQUITTO.port, qos);
       const consumer = await subscriber(to.topic);
       try {
-        const secret = newSecret();
+        const { secret, signed: sign } = signer({ headers: TENANT });
         // Multi-byte characters: the payload must be the body's UTF-8 bytes, not re-encoded.
-        const body = JSON.stringify({ type: "invoice.paid", data: { id: "inv_1", note: "Grüße 🎉" } });
-        const message = signed(body, secret);
+        const message = sign({ type: "invoice.paid", data: { id: "inv_1", note: "Grüße 🎉" } });
+        const body = message.body;
         const ctx = context();
         const receipt = await transport.send(to, message, ctx);
         expect(receipt.detail).toMatch(new RegExp(`^topic ${to.topic}, QoS ${qos}, packet id [1-9]\\d*$`));
@@ -192,13 +116,13 @@ describe("the MQTT transport", () => {
     try {
       // Mosquitto refuses clients' publishes under $SYS: a PUBACK with 0x87 Not authorized.
       const refused = target(MOSQUITTO.port, 1, `$SYS/herald-test/${randomUUID()}`);
-      const err = await failure(transport.send(refused, signed("{}"), context()));
+      const err = await failure(transport.send(refused, signed({}), context()));
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).kind).toBe("rejected");
       expect(err.message).toContain("Not authorized (0x87)");
       expect(transport.connections).toBe(1);
 
-      const receipt = await transport.send(target(MOSQUITTO.port), signed("{}"), context());
+      const receipt = await transport.send(target(MOSQUITTO.port), signed({}), context());
       expect(receipt.detail).toMatch(/^topic herald-test\/.+, QoS 1, packet id \d+$/);
       expect(transport.connections).toBe(1);
     } finally {
@@ -209,7 +133,7 @@ describe("the MQTT transport", () => {
   it("fails as a connection error on a port nothing listens on, and keeps no connection", async () => {
     const transport = createMqttTransport();
     try {
-      const err = await failure(transport.send(target(await deadPort()), signed("{}"), context()));
+      const err = await failure(transport.send(target(await deadPort()), signed({}), context()));
       expect(errorKind(err)).toBe("connection_error");
       expect((err as { code?: string }).code).toBe("ECONNREFUSED");
       expect(transport.connections).toBe(0);
@@ -219,27 +143,21 @@ describe("the MQTT transport", () => {
   });
 
   it("times out on a server that never answers, without holding up another destination", async () => {
-    // Accepts, reads (so it sees the client close) and never answers.
-    const sockets = new Set<Socket>();
-    const hanging = createServer((s) => {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.resume();
-    });
-    const hangingPort = await listen(hanging);
+    const hanging = await hangingServer();
+    const hangingPort = hanging.port;
     const transport = createMqttTransport();
     try {
       const attempt = new AbortController();
       let settled = false;
-      const stuck = transport.send(target(hangingPort), signed("{}"), context({ signal: attempt.signal }));
+      const stuck = transport.send(target(hangingPort), signed({}), context({ signal: attempt.signal }));
       stuck.then(
         () => (settled = true),
         () => (settled = true),
       );
-      await vi.waitFor(() => expect(sockets.size).toBe(1));
+      await vi.waitFor(() => expect(hanging.open()).toBe(1));
 
       // Another destination is published to while the first still waits for its CONNACK.
-      const receipt = await transport.send(target(MOSQUITTO.port), signed("{}"), context());
+      const receipt = await transport.send(target(MOSQUITTO.port), signed({}), context());
       expect(receipt.detail).toContain("packet id");
       expect(settled).toBe(false);
 
@@ -248,18 +166,18 @@ describe("the MQTT transport", () => {
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).kind).toBe("timeout");
       // The half-open connection is closed and forgotten; the working one stays.
-      await vi.waitFor(() => expect(sockets.size).toBe(0));
+      await vi.waitFor(() => expect(hanging.open()).toBe(0));
       expect(transport.connections).toBe(1);
 
       // The same with a deadline of its own.
       const late = await failure(
-        transport.send(target(hangingPort), signed("{}"), context({ signal: AbortSignal.timeout(200) })),
+        transport.send(target(hangingPort), signed({}), context({ signal: AbortSignal.timeout(200) })),
       );
       expect((late as TransportError).kind).toBe("timeout");
-      await vi.waitFor(() => expect(sockets.size).toBe(0));
+      await vi.waitFor(() => expect(hanging.open()).toBe(0));
     } finally {
       await transport.close();
-      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+      await hanging.close();
     }
   });
 
@@ -279,7 +197,7 @@ describe("the MQTT transport", () => {
     const transport = createMqttTransport();
     try {
       const ctx = context();
-      const err = await failure(transport.send({ ...target(port), tls: true }, signed("{}"), ctx));
+      const err = await failure(transport.send({ ...target(port), tls: true }, signed({}), ctx));
       expect(ctx.resolved).toEqual([HOST]);
       expect(names).toEqual([HOST]);
       expect(errorKind(err)).toBe("tls_error");
@@ -291,24 +209,23 @@ describe("the MQTT transport", () => {
   });
 
   it("drops a connection that stopped acknowledging, and the next send reconnects", async () => {
-    const proxy = await startProxy();
+    const proxy = await relay(MOSQUITTO.port);
     const transport = createMqttTransport();
     try {
-      await transport.send(target(proxy.port), signed("{}"), context());
-      expect(proxy.state.accepted).toBe(1);
+      await transport.send(target(proxy.port), signed({}), context());
+      expect(proxy.sockets).toHaveLength(1);
 
-      proxy.state.holding = true;
+      proxy.silence();
       const err = await failure(
-        transport.send(target(proxy.port), signed("{}"), context({ signal: AbortSignal.timeout(300) })),
+        transport.send(target(proxy.port), signed({}), context({ signal: AbortSignal.timeout(300) })),
       );
       expect((err as TransportError).kind).toBe("timeout");
       expect(transport.connections).toBe(0);
       await vi.waitFor(() => expect(proxy.open()).toBe(0));
 
-      proxy.state.holding = false;
-      const receipt = await transport.send(target(proxy.port), signed("{}"), context());
+      const receipt = await transport.send(target(proxy.port), signed({}), context());
       expect(receipt.detail).toContain("packet id");
-      expect(proxy.state.accepted).toBe(2);
+      expect(proxy.sockets).toHaveLength(2);
     } finally {
       await transport.close();
       await proxy.close();
@@ -316,20 +233,20 @@ describe("the MQTT transport", () => {
   });
 
   it("reuses one connection per destination and credentials, and close() closes them", async () => {
-    const proxy = await startProxy();
+    const proxy = await relay(MOSQUITTO.port);
     const transport = createMqttTransport();
     try {
-      await transport.send(target(proxy.port), signed("{}"), context());
-      await transport.send(target(proxy.port, 2), signed("{}"), context());
+      await transport.send(target(proxy.port), signed({}), context());
+      await transport.send(target(proxy.port, 2), signed({}), context());
       // Sends that arrive while it is being opened wait for the same one.
-      await Promise.all([1, 2, 3].map(() => transport.send(target(proxy.port), signed("{}"), context())));
-      expect(proxy.state.accepted).toBe(1);
+      await Promise.all([1, 2, 3].map(() => transport.send(target(proxy.port), signed({}), context())));
+      expect(proxy.sockets).toHaveLength(1);
       expect(transport.connections).toBe(1);
 
       // Other credentials are another connection (this Mosquitto takes any).
       const credentials = { username: "someone", password: "else" };
-      await transport.send(target(proxy.port), signed("{}"), context({ credentials }));
-      expect(proxy.state.accepted).toBe(2);
+      await transport.send(target(proxy.port), signed({}), context({ credentials }));
+      expect(proxy.sockets).toHaveLength(2);
       expect(transport.connections).toBe(2);
 
       await transport.close();
@@ -347,7 +264,7 @@ describe("the MQTT transport", () => {
     const to = target(MOSQUITTO.port, 2);
     const consumer = await subscriber(to.topic);
     try {
-      const messages = Array.from({ length: 60 }, (_, i) => signed(JSON.stringify({ i })));
+      const messages = Array.from({ length: 60 }, (_, i) => signed({ i }));
       const receipts = await Promise.all(messages.map((m) => transport.send(to, m, context())));
       expect(receipts).toHaveLength(60);
       expect(transport.connections).toBe(1);
@@ -390,17 +307,7 @@ describe("the MQTT transport with a server that wants credentials", () => {
     );
     const binary = existsSync("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
     server = spawn(binary, ["-c", config], { stdio: "ignore" });
-    await vi.waitFor(
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const probe = createConnection({ host: "127.0.0.1", port }, () => {
-            probe.destroy();
-            resolve();
-          });
-          probe.on("error", reject);
-        }),
-      { timeout: 10_000, interval: 100 },
-    );
+    await untilListening(port);
   });
 
   afterAll(async () => {
@@ -417,7 +324,7 @@ describe("the MQTT transport with a server that wants credentials", () => {
     const to = target(port);
     const consumer = await subscriber(to.topic, port, credentials);
     try {
-      const message = signed('{"ok":true}');
+      const message = signed({ ok: true });
       await transport.send(to, message, context({ credentials }));
       const packet = await consumer.next();
       expect((packet.payload as Buffer).toString()).toBe('{"ok":true}');
@@ -431,13 +338,13 @@ describe("the MQTT transport with a server that wants credentials", () => {
     const transport = createMqttTransport();
     try {
       const wrong = { username: credentials.username, password: "wrong-password-123" };
-      const err = await failure(transport.send(target(port), signed("{}"), context({ credentials: wrong })));
+      const err = await failure(transport.send(target(port), signed({}), context({ credentials: wrong })));
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).kind).toBe("auth_error");
       expect(err.message).not.toContain(wrong.password);
       expect(transport.connections).toBe(0);
 
-      const none = await failure(transport.send(target(port), signed("{}"), context()));
+      const none = await failure(transport.send(target(port), signed({}), context()));
       expect((none as TransportError).kind).toBe("auth_error");
     } finally {
       await transport.close();
@@ -447,12 +354,12 @@ describe("the MQTT transport with a server that wants credentials", () => {
   it("rejects a message larger than the server's Maximum Packet Size, keeping the connection", async () => {
     const transport = createMqttTransport();
     try {
-      const big = signed(JSON.stringify({ data: "x".repeat(4000) }));
+      const big = signed({ data: "x".repeat(4000) });
       const err = await failure(transport.send(target(port), big, context({ credentials })));
       expect((err as TransportError).kind).toBe("rejected");
       expect(err.message).toContain("2048");
 
-      await transport.send(target(port), signed("{}"), context({ credentials }));
+      await transport.send(target(port), signed({}), context({ credentials }));
       expect(transport.connections).toBe(1);
     } finally {
       await transport.close();

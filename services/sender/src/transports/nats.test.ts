@@ -1,7 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NatsTarget } from "@herald/contracts/destinations";
@@ -16,70 +14,28 @@ import {
 } from "nats";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { errorKind } from "../errorKind.ts";
-import { signatureHeader } from "../sign.ts";
+import { deadPort } from "../../../../test/support/ports.ts";
 import { createNatsTransport } from "./nats.ts";
 import { configurePools } from "./pool.ts";
-import { type Message, type SendContext, TransportError } from "./types.ts";
+import {
+  closed,
+  context,
+  failure,
+  hangingServer,
+  kindOf,
+  relay,
+  signer,
+  tcpServer,
+  unique,
+  untilListening,
+} from "./testSupport.ts";
+import { TransportError } from "./types.ts";
 
 const NATS = "127.0.0.1:4222";
-const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
-const unique = () => `t_dest_${randomBytes(6).toString("hex")}`;
-
-/** A signed message, its headers built as deliver.ts builds them. */
-function signed(payload: unknown, custom: Record<string, string> = {}): Message {
-  const eventId = `evt_${randomBytes(8).toString("hex")}`;
-  const body = JSON.stringify(payload);
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    eventId,
-    body,
-    headers: {
-      ...custom,
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader([SECRET], eventId, timestamp, body),
-    },
-  };
-}
-
-/** A send's context; the host is resolved to 127.0.0.1 (the name itself resolves nowhere). */
-function context(
-  overrides: Partial<SendContext> = {},
-): SendContext & { resolved: string[]; controller: AbortController } {
-  const controller = new AbortController();
-  const resolved: string[] = [];
-  return {
-    signal: controller.signal,
-    timeoutMs: 10_000,
-    credentials: null,
-    resolve: async (host) => {
-      resolved.push(host);
-      return "127.0.0.1";
-    },
-    ...overrides,
-    resolved,
-    controller,
-  };
-}
+const { secret: SECRET, signed } = signer();
 
 function target(subject: string, fields: Partial<NatsTarget> = {}): NatsTarget {
   return { type: "nats", tls: false, host: "nats.invalid", port: 4222, subject, ...fields };
-}
-
-/** The kind the attempt records for an error (publish.ts's rule). */
-function kindOf(err: unknown): string {
-  return err instanceof TransportError ? err.kind : errorKind(err);
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected the send to fail");
 }
 
 /** A message's NATS headers as the plain object a Standard Webhooks verifier takes. */
@@ -97,77 +53,15 @@ async function received(nc: NatsConnection, subject: string, send: () => Promise
   throw new Error("the subscription ended without a message");
 }
 
-/** A TCP server on 127.0.0.1 whose accepted sockets are kept, to count and to watch close. */
-async function listen(onSocket: (socket: Socket) => void = () => {}) {
-  const sockets: Socket[] = [];
-  const closed = new Set<Socket>();
-  const arrivals: (() => void)[] = [];
-  const server = createServer((socket) => {
-    sockets.push(socket);
-    socket.on("error", () => {});
-    socket.on("close", () => closed.add(socket));
-    onSocket(socket);
-    for (const arrived of arrivals.splice(0)) arrived();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    sockets,
-    /** Resolves once `n` connections have been accepted. */
-    async connections(n: number): Promise<void> {
-      while (sockets.length < n) await new Promise<void>((resolve) => arrivals.push(resolve));
-    },
-    /** Resolves once the socket is closed (by the client). */
-    closing(socket: Socket): Promise<void> {
-      if (closed.has(socket)) return Promise.resolve();
-      return new Promise((resolve) => socket.once("close", () => resolve()));
-    },
-    async stop(): Promise<void> {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-/** A proxy to the local nats-server, so a test can count the TCP connections a transport opens. */
-function forwarder() {
-  return listen((socket) => {
-    const upstream = netConnect(4222, "127.0.0.1");
-    upstream.on("error", () => socket.destroy());
-    socket.pipe(upstream).pipe(socket);
-    socket.on("close", () => upstream.destroy());
-    upstream.on("close", () => socket.destroy());
-  });
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /** A nats-server of the test's own (the shared one has no accounts), ready to take connections. */
 async function natsServer(args: string[], dir: string): Promise<{ port: number; process: ChildProcess }> {
-  const port = await freePort();
+  const port = await deadPort();
   const child = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), ...args], {
     cwd: dir,
     stdio: "ignore",
   });
-  for (let i = 0; ; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = netConnect(port, "127.0.0.1", () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on("error", () => resolve(false));
-    });
-    if (up) return { port, process: child };
-    if (i === 100) throw new Error("nats-server did not start");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await untilListening(port);
+  return { port, process: child };
 }
 
 let admin: NatsConnection;
@@ -266,7 +160,7 @@ describe("NATS transport", () => {
   it("a refused connection is a connection_error", async () => {
     const transport = createNatsTransport();
     try {
-      const port = await freePort();
+      const port = await deadPort();
       const err = await failure(transport.send(target(unique(), { port }), signed({}), context()));
       expect(kindOf(err)).toBe("connection_error");
     } finally {
@@ -275,7 +169,7 @@ describe("NATS transport", () => {
   });
 
   it("a destination that accepts and never answers times out at the signal, holding up no other", async () => {
-    const hanging = await listen();
+    const hanging = await hangingServer();
     const transport = createNatsTransport();
     try {
       const first = context({ timeoutMs: 5_000 });
@@ -305,11 +199,11 @@ describe("NATS transport", () => {
       expect(kindOf(await failure(retry))).toBe("timeout");
 
       // Neither socket is left open once the client's connect timeout ends it.
-      await hanging.closing(hanging.sockets[0]!);
-      await hanging.closing(hanging.sockets[1]!);
+      await closed(hanging.sockets[0]!);
+      await closed(hanging.sockets[1]!);
     } finally {
       await transport.close();
-      await hanging.stop();
+      await hanging.close();
     }
   });
 
@@ -317,7 +211,7 @@ describe("NATS transport", () => {
     let asked!: () => void;
     const publishing = new Promise<void>((resolve) => (asked = resolve));
     // Says INFO and answers the connect's PING, then never another word.
-    const silent = await listen((socket) => {
+    const silent = await tcpServer((socket) => {
       socket.write(
         `INFO ${JSON.stringify({ server_id: "silent", version: "2.9.10", proto: 1, headers: true, max_payload: 1048576 })}\r\n`,
       );
@@ -339,7 +233,7 @@ describe("NATS transport", () => {
       await publishing;
       first.controller.abort();
       expect(kindOf(await failure(stuck))).toBe("timeout");
-      await silent.closing(silent.sockets[0]!);
+      await closed(silent.sockets[0]!);
 
       const second = context();
       const retry = transport.send(target(unique(), { port: silent.port }), signed({}), second);
@@ -348,13 +242,13 @@ describe("NATS transport", () => {
       expect(kindOf(await failure(retry))).toBe("timeout");
     } finally {
       await transport.close();
-      await silent.stop();
+      await silent.close();
     }
   });
 
   it("two sends to one destination share one connection; close() closes it; past the bound the oldest is closed", async () => {
-    const a = await forwarder();
-    const b = await forwarder();
+    const a = await relay(4222);
+    const b = await relay(4222);
     const transport = createNatsTransport({ maxConnections: 1 });
     try {
       const subject = unique();
@@ -371,14 +265,14 @@ describe("NATS transport", () => {
         transport.send(target(subject, { port: b.port }), signed({}), context()),
       );
       expect(b.sockets).toHaveLength(1);
-      await a.closing(a.sockets[0]!);
+      await closed(a.sockets[0]!);
 
       await transport.close();
-      await b.closing(b.sockets[0]!);
+      await closed(b.sockets[0]!);
     } finally {
       await transport.close();
-      await a.stop();
-      await b.stop();
+      await a.close();
+      await b.close();
     }
   });
 

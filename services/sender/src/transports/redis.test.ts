@@ -1,20 +1,20 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { type AddressInfo, createConnection, createServer, type Server, type Socket } from "node:net";
+import { createConnection } from "node:net";
 import { createSecureContext, createServer as createTlsServer } from "node:tls";
 import type { RedisTarget } from "@herald/contracts/destinations";
 import { Redis } from "ioredis";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePki } from "../../../../test/support/pki.ts";
+import { deadPort } from "../../../../test/support/ports.ts";
 import { errorKind } from "../errorKind.ts";
-import { signatureHeader } from "../sign.ts";
 import { configurePools } from "./pool.ts";
 import { createRedisTransport } from "./redis.ts";
-import { type Message, type SendContext, TransportError } from "./types.ts";
+import { closed, contexts, hangingServer, listen, relay, signer, unique } from "./testSupport.ts";
+import { TransportError } from "./types.ts";
 
 /** Against the local Redis (127.0.0.1:6379): each test its own `t_dest_*` stream, deleted after. */
 const REDIS_PORT = 6379;
-const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
 let admin: Redis;
 beforeAll(() => {
@@ -24,8 +24,6 @@ beforeAll(() => {
   return admin.connect();
 });
 afterAll(() => admin.disconnect());
-
-const uniqueName = () => `t_dest_${randomUUID()}`;
 
 /** The URL's host is a name only the test's resolver knows: every connection goes where it says. */
 function target(stream: string, overrides: Partial<RedisTarget> = {}): RedisTarget {
@@ -41,37 +39,12 @@ function target(stream: string, overrides: Partial<RedisTarget> = {}): RedisTarg
   };
 }
 
-function context(
-  overrides: { signal?: AbortSignal; credentials?: SendContext["credentials"] } = {},
-): SendContext {
-  return {
-    signal: overrides.signal ?? AbortSignal.timeout(10_000),
-    timeoutMs: 10_000,
-    credentials: overrides.credentials ?? null,
-    resolve: async (host) => {
-      if (host !== "redis.test") throw new Error(`resolved ${host}, not the target's host`);
-      return "127.0.0.1";
-    },
-  };
-}
+/** Every connection goes where the target says: resolving any name but its host throws. */
+const context = contexts({ host: "redis.test" });
 
 /** Signed as deliver.ts signs an HTTP delivery; the body has characters beyond ASCII. */
-function message(): Message {
-  const eventId = `evt_${randomUUID()}`;
-  const body = JSON.stringify({ type: "invoice.paid", data: { amount: 1200, note: "café ✓ 🚀" } });
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    eventId,
-    body,
-    headers: {
-      "X-Tenant": "acme",
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader([SECRET], eventId, timestamp, body),
-    },
-  };
-}
+const { secret: SECRET, signed } = signer({ headers: { "X-Tenant": "acme" } });
+const message = () => signed({ type: "invoice.paid", data: { amount: 1200, note: "café ✓ 🚀" } });
 
 /** The entries of a stream as an independent consumer reads them: id, and fields as raw bytes. */
 async function entries(stream: string, db = 0): Promise<{ id: string; fields: Map<string, Buffer> }[]> {
@@ -89,43 +62,9 @@ async function entries(stream: string, db = 0): Promise<{ id: string; fields: Ma
   }
 }
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-/** A TCP proxy to the local Redis that counts the connections made through it. */
-async function countingProxy() {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => {
-    sockets.push(socket);
-    const upstream = createConnection(REDIS_PORT, "127.0.0.1");
-    socket.on("error", () => upstream.destroy());
-    upstream.on("error", () => socket.destroy());
-    socket.on("close", () => upstream.destroy());
-    upstream.on("close", () => socket.destroy());
-    socket.pipe(upstream).pipe(socket);
-  });
-  const port = await listen(server);
-  return {
-    port,
-    sockets,
-    open: () => sockets.filter((s) => !s.destroyed).length,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
-const closed = (socket: Socket) =>
-  socket.destroyed
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => socket.once("close", () => resolve()));
-
 describe("Redis Streams transport", () => {
   it("adds one entry a separate consumer reads: the body byte for byte, headers whose signature verifies", async () => {
-    const stream = uniqueName();
+    const stream = unique();
     const transport = createRedisTransport();
     const sent = message();
     try {
@@ -155,7 +94,7 @@ describe("Redis Streams transport", () => {
   });
 
   it("adds to the URL's database and trims the stream to about `maxlen` entries", async () => {
-    const stream = uniqueName();
+    const stream = unique();
     const transport = createRedisTransport();
     const db1 = new Redis({ host: "127.0.0.1", port: REDIS_PORT, db: 1, lazyConnect: true });
     await db1.connect();
@@ -179,8 +118,8 @@ describe("Redis Streams transport", () => {
   });
 
   it("is rejected with the server's words when the key holds another type, and the connection stays usable", async () => {
-    const key = uniqueName();
-    const stream = uniqueName();
+    const key = unique();
+    const stream = unique();
     await admin.set(key, "not a stream");
     const transport = createRedisTransport();
     try {
@@ -201,12 +140,10 @@ describe("Redis Streams transport", () => {
   });
 
   it("fails as a connection error when the port is closed", async () => {
-    const server = createServer();
-    const port = await listen(server);
-    await new Promise((resolve) => server.close(resolve));
+    const port = await deadPort();
     const transport = createRedisTransport();
     try {
-      const err = await transport.send(target(uniqueName(), { port }), message(), context()).catch((e) => e);
+      const err = await transport.send(target(unique(), { port }), message(), context()).catch((e) => e);
       expect(err).toMatchObject({ code: "ECONNREFUSED" });
       expect(errorKind(err)).toBe("connection_error");
     } finally {
@@ -215,17 +152,15 @@ describe("Redis Streams transport", () => {
   });
 
   it("ends a send to a server that never answers with a timeout, drops that connection, and holds no one else up", async () => {
-    const accepted: Socket[] = [];
-    const hanging = createServer((socket) => accepted.push(socket.resume()));
-    const hangingPort = await listen(hanging);
-    const connected = new Promise<void>((resolve) => hanging.once("connection", () => resolve()));
-    const stream = uniqueName();
+    const hanging = await hangingServer();
+    const hangingPort = hanging.port;
+    const stream = unique();
     const transport = createRedisTransport();
     try {
       const deadline = new AbortController();
       let settled = false;
       const stuck = transport.send(
-        target(uniqueName(), { port: hangingPort }),
+        target(unique(), { port: hangingPort }),
         message(),
         context({ signal: deadline.signal }),
       );
@@ -233,7 +168,7 @@ describe("Redis Streams transport", () => {
         () => (settled = true),
         () => (settled = true),
       );
-      await connected;
+      await hanging.connections(1);
       // Another destination, while the first one hangs: answered, the hanging send still waiting.
       await expect(transport.send(target(stream), message(), context())).resolves.toBeDefined();
       expect(settled).toBe(false);
@@ -242,51 +177,48 @@ describe("Redis Streams transport", () => {
       await expect(stuck).rejects.toBeInstanceOf(TransportError);
       await expect(stuck).rejects.toMatchObject({ kind: "timeout" });
       // The half-open connection is closed, and the next send opens another.
-      await closed(accepted[0]!);
+      await closed(hanging.sockets[0]!);
       const again = new AbortController();
       const next = transport.send(
-        target(uniqueName(), { port: hangingPort }),
+        target(unique(), { port: hangingPort }),
         message(),
         context({ signal: again.signal }),
       );
-      await expect.poll(() => accepted.length).toBe(2);
+      await expect.poll(() => hanging.sockets.length).toBe(2);
       again.abort();
       await expect(next).rejects.toMatchObject({ kind: "timeout" });
     } finally {
       await transport.close();
-      for (const s of accepted) s.destroy();
-      hanging.close();
+      await hanging.close();
       await admin.del(stream);
     }
   });
 
   it("ends the opening of a connection at the deadline when the server never answers AUTH", async () => {
-    const accepted: Socket[] = [];
-    const hanging = createServer((socket) => accepted.push(socket.resume()));
-    const hangingPort = await listen(hanging);
+    const hanging = await hangingServer();
+    const hangingPort = hanging.port;
     const transport = createRedisTransport();
     try {
       const deadline = new AbortController();
       const stuck = transport.send(
-        target(uniqueName(), { port: hangingPort }),
+        target(unique(), { port: hangingPort }),
         message(),
         context({ signal: deadline.signal, credentials: { username: "u", password: "p" } }),
       );
-      await expect.poll(() => accepted.length).toBe(1);
+      await expect.poll(() => hanging.sockets.length).toBe(1);
       deadline.abort();
       await expect(stuck).rejects.toMatchObject({ kind: "timeout" });
-      await closed(accepted[0]!);
+      await closed(hanging.sockets[0]!);
     } finally {
       await transport.close();
-      for (const s of accepted) s.destroy();
-      hanging.close();
+      await hanging.close();
     }
   });
 
   it("authenticates with the URL's credentials; a wrong password or a key not allowed is an auth error", async () => {
-    const user = `t_dest_${randomBytes(6).toString("hex")}`;
+    const user = unique();
     const password = `pw-${randomBytes(8).toString("hex")}`;
-    const stream = uniqueName();
+    const stream = unique();
     await admin.call("ACL", "SETUSER", user, "on", `>${password}`, "~t_dest_*", "+@all");
     const transport = createRedisTransport();
     try {
@@ -335,7 +267,7 @@ describe("Redis Streams transport", () => {
     const transport = createRedisTransport();
     try {
       const err = await transport
-        .send(target(uniqueName(), { tls: true, port }), message(), context())
+        .send(target(unique(), { tls: true, port }), message(), context())
         .catch((e) => e);
       expect(errorKind(err)).toBe("tls_error");
       expect(names).toEqual(["redis.test"]);
@@ -346,8 +278,8 @@ describe("Redis Streams transport", () => {
   });
 
   it("pools one connection per destination: reused, reopened once broken, bounded, closed by close()", async () => {
-    const proxy = await countingProxy();
-    const stream = uniqueName();
+    const proxy = await relay(REDIS_PORT);
+    const stream = unique();
     const transport = createRedisTransport({ maxConnections: 1 });
     const via = (overrides: Partial<RedisTarget> = {}) => target(stream, { port: proxy.port, ...overrides });
     try {
@@ -381,7 +313,7 @@ describe("Redis Streams transport", () => {
       expect(proxy.open()).toBe(0);
     } finally {
       await transport.close();
-      proxy.close();
+      await proxy.close();
       await admin.del(stream);
       const db1 = new Redis({ host: "127.0.0.1", port: REDIS_PORT, db: 1, lazyConnect: true });
       await db1.connect();

@@ -1,21 +1,21 @@
 import { createHash, randomUUID } from "node:crypto";
-import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { Agent as HttpAgent, type Server as HttpServer, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { createRequire } from "node:module";
-import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { S3Target } from "@herald/contracts/destinations";
 import aws4 from "aws4";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { deadPort } from "../../../../test/support/ports.ts";
 import { errorKind } from "../errorKind.ts";
-import { signatureHeader } from "../sign.ts";
 import { configurePools } from "./pool.ts";
 import { createS3Transport, objectRequest } from "./s3.ts";
-import { type Message, type SendContext, TransportError } from "./types.ts";
+import { closed, context, hangingServer, signer } from "./testSupport.ts";
+import { type Message, TransportError } from "./types.ts";
 
 type S3rver = { run(): Promise<AddressInfo>; close(): Promise<void>; httpServer: HttpServer };
 const S3rver = createRequire(import.meta.url)("s3rver") as new (options: {
@@ -25,7 +25,10 @@ const S3rver = createRequire(import.meta.url)("s3rver") as new (options: {
   silent: boolean;
 }) => S3rver;
 
-const SECRET = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
+/** The headers an HTTP delivery would carry, signed as deliver.ts signs them. */
+const { secret: SECRET, signed } = signer({ headers: { "X-Tenant": "acme" } });
+const message = () => signed({ type: "invoice.paid", data: { note: "café ✓" } });
+
 // s3rver's one account; it checks the access key id of a V4 signature, not the signature.
 const CREDENTIALS = { username: "S3RVER", password: "S3RVER" };
 
@@ -89,38 +92,6 @@ function target(bucketName: string, over: Partial<S3Target> = {}): S3Target {
     region: "us-east-1",
     host: HOST,
     port,
-    ...over,
-  };
-}
-
-/** The headers an HTTP delivery would carry, signed as deliver.ts signs them. */
-function message(body = JSON.stringify({ type: "invoice.paid", data: { note: "café ✓" } })): Message {
-  const eventId = `evt_${randomUUID().replaceAll("-", "")}`;
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    eventId,
-    body,
-    headers: {
-      "X-Tenant": "acme",
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader([SECRET], eventId, timestamp, body),
-    },
-  };
-}
-
-function context(over: Partial<SendContext> = {}): SendContext & { resolved: string[] } {
-  const resolved: string[] = [];
-  return {
-    signal: AbortSignal.timeout(10_000),
-    timeoutMs: 10_000,
-    credentials: null,
-    resolve: async (host) => {
-      resolved.push(host);
-      return "127.0.0.1";
-    },
-    resolved,
     ...over,
   };
 }
@@ -189,11 +160,7 @@ describe("the S3 transport", () => {
   });
 
   it("a closed port is a connection_error", async () => {
-    const closed = createServer();
-    closed.listen(0, "127.0.0.1");
-    await once(closed, "listening");
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const closedPort = await deadPort();
     const error = await transport()
       .send(
         target("orders", { endpoint: `http://127.0.0.1:${closedPort}`, host: "127.0.0.1", port: closedPort }),
@@ -206,20 +173,17 @@ describe("the S3 transport", () => {
   });
 
   describe("a destination that accepts and never answers", () => {
-    let hanging: Server;
+    let hanging: Awaited<ReturnType<typeof hangingServer>>;
     let hangingPort: number;
     beforeAll(async () => {
-      // Reads what it is sent (so it sees the other side close) and never answers.
-      hanging = createServer((socket) => socket.resume());
-      hanging.listen(0, "127.0.0.1");
-      await once(hanging, "listening");
-      hangingPort = (hanging.address() as AddressInfo).port;
+      hanging = await hangingServer();
+      hangingPort = hanging.port;
     });
-    afterAll(() => new Promise<void>((r) => hanging.close(() => r())));
+    afterAll(() => hanging.close());
 
     it("times out at the signal, drops the half-open connection, and holds no other destination", async () => {
       const name = await bucket();
-      const sockets = countConnections(hanging);
+      const sockets = hanging.sockets;
       const t = transport();
       const stuck = target("orders", {
         endpoint: `http://127.0.0.1:${hangingPort}`,
@@ -234,7 +198,7 @@ describe("the S3 transport", () => {
       expect((first as TransportError).kind).toBe("timeout");
       expect(sockets).toHaveLength(1);
       // The timed-out connection is closed from our side, not kept for the next attempt.
-      if (!sockets[0]!.closed) await once(sockets[0]!, "close");
+      await closed(sockets[0]!);
 
       // The next attempt connects again; while it hangs, another destination's send completes.
       const controller = new AbortController();
@@ -252,7 +216,7 @@ describe("the S3 transport", () => {
       controller.abort();
       const error = await second;
       expect((error as TransportError).kind).toBe("timeout");
-      if (!sockets[1]!.closed) await once(sockets[1]!, "close");
+      await closed(sockets[1]!);
     });
   });
 
@@ -311,11 +275,11 @@ describe("the S3 transport", () => {
     // Other credentials are another destination: with a bound of 1, the first one's is closed.
     await t.send(target(name), message(), context({ credentials: CREDENTIALS }));
     expect(sockets).toHaveLength(2);
-    if (!sockets[0]!.closed) await once(sockets[0]!, "close");
+    await closed(sockets[0]!);
     expect(sockets[1]!.closed).toBe(false);
 
     await t.close();
-    if (!sockets[1]!.closed) await once(sockets[1]!, "close");
+    await closed(sockets[1]!);
     expect(sockets.every((s) => s.closed)).toBe(true);
   });
   it("goes through the sender's egress agents when given them, which close() leaves to their owner", async () => {
