@@ -13,6 +13,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../packages/sdk/src/index.ts";
 import { fixtures, setupApp } from "../support/fixtures.ts";
+import { deadPort } from "../support/ports.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startSystem, type TestSystem } from "../support/system.ts";
 import { startTcpProxy } from "../support/tcpProxy.ts";
@@ -21,7 +22,8 @@ import { startTcpProxy } from "../support/tcpProxy.ts";
  * Endpoints that are destinations beyond HTTP, through the whole system (gateway, dispatcher,
  * sender) to the real servers on this machine: each delivery read back by an independent
  * client and its signature verified with `standardwebhooks`; retries while the server is out
- * of reach, replay, credentials redacted; and a destination that hangs holds no other app up.
+ * of reach, replay, credentials redacted; and a destination that hangs or refuses holds no other
+ * app up.
  * Each type's transport has its own tests beside it (services/sender/src/transports/).
  */
 let sys: TestSystem;
@@ -32,7 +34,9 @@ const run = randomBytes(4).toString("hex");
 const streams: string[] = [];
 
 beforeAll(async () => {
-  sys = await startSystem({ RETRY_SCHEDULE: "1s,1s,1s" });
+  // The breaker never opens: a refusing destination's retries go on through the whole schedule,
+  // beside other apps' deliveries, rather than wait behind its paused endpoint.
+  sys = await startSystem({ RETRY_SCHEDULE: "1s,1s,1s", ENDPOINT_BREAKER_AFTER: "1000" });
   receiver = await startReceiver();
   await setupApp(sys, ["invoice.paid"]);
   f = fixtures(sys, receiver);
@@ -75,8 +79,8 @@ async function secretOf(endpoint: string): Promise<string> {
   return (await sys.request("GET", `/v3/endpoints/${endpoint}/secret`)).body.secret as string;
 }
 
-async function endpoint(url: string): Promise<string> {
-  const res = await sys.request("POST", "/v3/endpoints", { json: { app: "acme", url } });
+async function endpoint(url: string, app = "acme"): Promise<string> {
+  const res = await sys.request("POST", "/v3/endpoints", { json: { app, url } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id as string;
 }
@@ -344,4 +348,43 @@ describe("a destination that hangs", () => {
     expect(hungAttempts.filter((a) => a.status !== "pending")).toEqual([]);
     expect(hungEvents).toHaveLength(5);
   });
+});
+
+describe("a destination that refuses connections", () => {
+  // Nothing listens on its port: each attempt is refused at once, and retried on the schedule.
+  const types: [string, (port: number) => string][] = [
+    ["redis", (port) => `redis://127.0.0.1:${port}/0?stream=t_dest_${run}_refused`],
+    ["amqp", (port) => `amqp://guest:guest@127.0.0.1:${port}/?routing_key=t_dest_${run}_refused`],
+  ];
+
+  it.each(types)(
+    "%s: holds up no other app's HTTP endpoint: its deliveries arrive while the refused ones are retried",
+    async (type, url) => {
+      await setupApp(sys, [], `refused-${type}`);
+      await setupApp(sys, [], `beside-${type}`);
+      const refused = fixtures(sys, receiver, `refused-${type}`);
+      const bystander = fixtures(sys, receiver, `beside-${type}`);
+      const ep = await endpoint(url(await deadPort()), `refused-${type}`);
+      const bystanderEp = await bystander.endpoint(`/beside-${type}`);
+      const refusedEvents = await Promise.all(Array.from({ length: 20 }, () => refused.send("invoice.paid")));
+      const statuses = () => Promise.all(refusedEvents.map((eventId) => refused.status(eventId, ep)));
+      const all = (status: string) => refusedEvents.map(() => status);
+      // Every one refused once before the bystander sends: their retries go on beside its deliveries.
+      await expect.poll(statuses, { timeout: 10_000 }).toEqual(all("retrying"));
+      const sent = await Promise.all(Array.from({ length: 5 }, () => bystander.send("invoice.paid")));
+      for (const eventId of sent)
+        await expect
+          .poll(() => bystander.status(eventId, bystanderEp), { timeout: 15_000 })
+          .toBe("succeeded");
+      // Every bystander delivery succeeded while the refused ones still had retries to come.
+      expect(await statuses()).toEqual(all("retrying"));
+
+      // Then each refused delivery ran out its schedule (1s,1s,1s: four attempts), every one refused.
+      await expect.poll(statuses, { timeout: 20_000 }).toEqual(all("failed"));
+      const attempts = await refused.attempts(`endpoint=${ep}`);
+      expect(attempts.map((a) => a.error)).toEqual(attempts.map(() => "connection_error"));
+      const tries = attempts.map((a) => a.attempt_number).sort();
+      expect(tries).toEqual(refusedEvents.flatMap(() => [1, 2, 3, 4]).sort());
+    },
+  );
 });
