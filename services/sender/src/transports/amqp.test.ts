@@ -5,17 +5,8 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deadPort } from "../../../../test/support/ports.ts";
 import { createAmqpTransport } from "./amqp.ts";
-import {
-  closed,
-  contexts,
-  failure,
-  hangingServer,
-  kindOf,
-  relay,
-  signer,
-  tcpServer,
-  unique,
-} from "./testSupport.ts";
+import { fakeBroker, frames } from "./amqpFakeBroker.ts";
+import { closed, contexts, failure, hangingServer, kindOf, relay, signer, unique } from "./testSupport.ts";
 import { TransportError } from "./types.ts";
 
 const RABBIT = "amqp://guest:guest@127.0.0.1:5672";
@@ -33,73 +24,6 @@ function target(fields: Partial<AmqpTarget>): AmqpTarget {
     routingKey: "",
     ...fields,
   };
-}
-
-const u16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
-const u32 = (n: number) => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
-};
-const shortstr = (s: string) => Buffer.concat([Buffer.from([Buffer.byteLength(s)]), Buffer.from(s)]);
-const longstr = (s: string) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
-
-/** An AMQP 0-9-1 method frame: type 1, channel, size, class and method ids, arguments, 0xCE. */
-function method(channel: number, classId: number, methodId: number, args: Buffer = Buffer.alloc(0)): Buffer {
-  const payload = Buffer.concat([u16(classId), u16(methodId), args]);
-  return Buffer.concat([Buffer.from([1]), u16(channel), u32(payload.length), payload, Buffer.from([0xce])]);
-}
-
-/** The frames a fake broker writes. */
-const frames = {
-  start: method(0, 10, 10, Buffer.concat([Buffer.from([0, 9]), u32(0), longstr("PLAIN"), longstr("en_US")])),
-  // No heartbeat: the client starts no timer.
-  tune: method(0, 10, 30, Buffer.concat([u16(0), u32(131072), u16(0)])),
-  openOk: method(0, 10, 41, shortstr("")),
-  close: (code: number, text: string) =>
-    method(0, 10, 50, Buffer.concat([u16(code), shortstr(text), u16(0), u16(0)])),
-  closeOk: method(0, 10, 51),
-  channelOpenOk: (channel: number) => method(channel, 20, 11, u32(0)),
-  channelClose: (channel: number, code: number, text: string) =>
-    method(channel, 20, 40, Buffer.concat([u16(code), shortstr(text), u16(0), u16(0)])),
-  channelCloseOk: (channel: number) => method(channel, 20, 41),
-  confirmSelectOk: (channel: number) => method(channel, 85, 11),
-};
-
-/**
- * A fake broker that speaks just enough AMQP 0-9-1: it reads the protocol header, sends
- * connection.start, answers start-ok with tune, and answers connection.open and channel.open
- * with what the test gives (by default open-ok); confirm.select and the closing handshakes
- * are answered as RabbitMQ would.
- */
-function fakeBroker(answers: { open: Buffer; channelOpen?: (channel: number) => Buffer }) {
-  return tcpServer((socket) => {
-    let pending = Buffer.alloc(0);
-    let greeted = false;
-    socket.on("data", (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      if (!greeted) {
-        if (pending.length < 8) return;
-        pending = pending.subarray(8);
-        greeted = true;
-        socket.write(frames.start);
-      }
-      while (pending.length >= 7 && pending.length >= 8 + pending.readUInt32BE(3)) {
-        const size = pending.readUInt32BE(3);
-        const channel = pending.readUInt16BE(1);
-        const id = pending[0] === 1 ? `${pending.readUInt16BE(7)}.${pending.readUInt16BE(9)}` : "";
-        pending = pending.subarray(8 + size);
-        if (id === "10.11") socket.write(frames.tune);
-        else if (id === "10.40") socket.write(answers.open);
-        else if (id === "20.10")
-          socket.write(answers.channelOpen?.(channel) ?? frames.channelOpenOk(channel));
-        else if (id === "85.10") socket.write(frames.confirmSelectOk(channel));
-        else if (id === "20.40") socket.write(frames.channelCloseOk(channel));
-        else if (id === "10.50") socket.write(frames.closeOk);
-        else if (id === "10.51") socket.end();
-      }
-    });
-  });
 }
 
 describe("the RabbitMQ transport", () => {
