@@ -1,10 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Logger } from "@herald/runtime";
+import { startWorker } from "@herald/runtime/worker";
 import type { CheckReply, ValidateReply, WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
 
 export type SchemaPoolOptions = {
@@ -73,19 +70,12 @@ function spawn(settings: WorkerSettings, heapMb: number): Worker {
     maxOldGenerationSizeMb: heapMb,
     maxYoungGenerationSizeMb: Math.min(16, heapMb / 4),
   };
-  if (!import.meta.url.endsWith(".ts")) {
-    return new Worker(new URL("./schema-worker.mjs", import.meta.url), {
-      workerData: settings,
-      resourceLimits,
-    });
-  }
-  // tsx's ESM API, by its package's exports: require.resolve would give its CommonJS build.
-  const tsxRoot = dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
-  const exported = JSON.parse(readFileSync(join(tsxRoot, "package.json"), "utf8")).exports["./esm/api"];
-  const tsx = pathToFileURL(join(tsxRoot, exported.import.default)).href;
-  const source = new URL("./worker.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); })`;
-  return new Worker(code, { eval: true, workerData: settings, resourceLimits });
+  return startWorker({
+    from: import.meta.url,
+    source: "./worker.ts",
+    bundle: "./schema-worker.mjs",
+    workerOptions: { workerData: settings, resourceLimits },
+  });
 }
 
 /**

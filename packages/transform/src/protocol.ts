@@ -1,0 +1,33 @@
+import type { SandboxLimits, TransformationError } from "./sandbox.ts";
+
+/** What the pool (pool.ts) and its workers (worker.ts) say to each other. */
+
+export type WorkerSettings = SandboxLimits & {
+  /** Compiled transformations a worker keeps, least recently used first out. */
+  cached: number;
+  /** The WebAssembly heap a worker's sandboxes may grow, bytes, before those used longest ago are closed. */
+  heapBytes: number;
+};
+
+export type WorkerRequest = {
+  id: number;
+  /** The compiled transformation's key: its owner and the source's hash. */
+  key: string;
+  /** Sent only to a worker that does not hold `key` compiled yet. */
+  source?: string;
+  /** `compile`: only compile (and keep) it; `run`: call handler with `input` at time `at`. */
+  op: "compile" | "run";
+  input?: string;
+  at?: number;
+};
+
+export type WorkerReply =
+  | { id: number; ok: true; output: string | null }
+  | { id: number; ok: false; missing: true }
+  | {
+      id: number;
+      ok: false;
+      cause: TransformationError["cause"];
+      message: string;
+      line: number | null;
+    };

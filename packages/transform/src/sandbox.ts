@@ -1,0 +1,210 @@
+import {
+  getQuickJS,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten";
+
+/**
+ * A customer's transformation in QuickJS, compiled to WebAssembly: its own heap (MEMORY), its
+ * own stack, and nothing of the host's. The context has the language's built-ins and no more:
+ * no `process`, `require`, `import`, timers, network or file system, and a `Date` fixed at the
+ * run's time (`now`), so the code cannot read a clock. Each run is stopped by QuickJS's
+ * interrupt handler once its time budget has passed; the pool (pool.ts) runs this in a worker
+ * thread and ends the worker if a run outlives the budget anyway (a large allocation or a
+ * native call is not interruptible).
+ */
+
+export type SandboxLimits = {
+  /** The heap a transformation may use, bytes (TRANSFORMATION_MEMORY_MB). */
+  memoryBytes: number;
+  /** The time one run may take, milliseconds (TRANSFORMATION_TIMEOUT). */
+  timeoutMs: number;
+};
+
+/** The file name errors name their line in. */
+export const FILE_NAME = "transformation.js";
+/** QuickJS's own stack: past it a deep recursion is QuickJS's "stack overflow", not the host's. */
+const STACK_BYTES = 256 * 1024;
+/** The longest a transformation's result may be, as JSON text. */
+export const RESULT_MAX_BYTES = 2 * 1024 * 1024;
+
+/** Why a transformation failed, with a message that names the cause and, where known, the line. */
+export class TransformationError extends Error {
+  constructor(
+    override readonly cause: "syntax" | "threw" | "timeout" | "memory" | "invalid",
+    message: string,
+    readonly line: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+let quickjs: Promise<QuickJSWASMModule> | null = null;
+/** The WebAssembly module, loaded once per thread. */
+export function loadQuickJS(): Promise<QuickJSWASMModule> {
+  quickjs ??= getQuickJS();
+  return quickjs;
+}
+
+/**
+ * Runs before the customer's code: `Date` without arguments (and `Date.now()`) is the run's
+ * time, set by `__herald_run` from the host; the host's clock is never read. `__herald_run`
+ * parses its input, calls `handler`, and returns the result as JSON text, so values cross the
+ * boundary as one string each way.
+ */
+const PRELUDE = `"use strict";
+(() => {
+  const RealDate = Date;
+  let now = 0;
+  function FixedDate(...args) {
+    if (!new.target) return new RealDate(now).toString();
+    return args.length ? new RealDate(...args) : new RealDate(now);
+  }
+  FixedDate.now = () => now;
+  FixedDate.parse = RealDate.parse;
+  FixedDate.UTC = RealDate.UTC;
+  FixedDate.prototype = RealDate.prototype;
+  Object.defineProperty(RealDate.prototype, "constructor", { value: FixedDate });
+  globalThis.Date = FixedDate;
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  Object.defineProperty(globalThis, "__herald_run", {
+    value: (input, at) => {
+      now = at;
+      if (typeof handler !== "function") throw new TypeError("the transformation defines no function handler(webhook)");
+      const result = handler(parse(input));
+      return stringify(result === undefined ? null : result);
+    },
+  });
+})();
+`;
+
+/** One compiled transformation: a runtime and context of its own, reused run after run. */
+export class Sandbox {
+  private constructor(
+    private readonly runtime: QuickJSRuntime,
+    private readonly context: QuickJSContext,
+    private readonly run: QuickJSHandle,
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  /** Compiles `source`; throws a TransformationError (`syntax`, with its line) when it does not. */
+  static async create(source: string, limits: SandboxLimits): Promise<Sandbox> {
+    const module = await loadQuickJS();
+    const runtime = module.newRuntime();
+    runtime.setMemoryLimit(limits.memoryBytes);
+    runtime.setMaxStackSize(STACK_BYTES);
+    const context = runtime.newContext();
+    try {
+      evaluate(context, runtime, PRELUDE, "prelude.js", limits.timeoutMs);
+      // The customer's source runs once here, defining `handler` (and whatever else at top level).
+      evaluate(context, runtime, source, FILE_NAME, limits.timeoutMs);
+      const run = context.getProp(context.global, "__herald_run");
+      return new Sandbox(runtime, context, run, limits);
+    } catch (err) {
+      context.dispose();
+      runtime.dispose();
+      throw err;
+    }
+  }
+
+  /**
+   * Calls `handler(webhook)` with `input` (JSON text) and the run's time; returns its result
+   * as JSON text. Throws a TransformationError; after a `timeout` or `memory` one the sandbox
+   * should be disposed (its heap may be left in any state).
+   */
+  call(input: string, at: number): string {
+    const { context, runtime } = this;
+    const deadline = Date.now() + this.limits.timeoutMs;
+    runtime.setInterruptHandler(() => Date.now() > deadline);
+    const argument = context.newString(input);
+    const time = context.newNumber(at);
+    try {
+      const result = context.callFunction(this.run, context.undefined, argument, time);
+      if (result.error) throw failure(context, result.error, this.limits);
+      const text = context.getString(result.value);
+      result.value.dispose();
+      return text;
+    } finally {
+      argument.dispose();
+      time.dispose();
+      runtime.removeInterruptHandler();
+    }
+  }
+
+  /** The bytes its heap holds now (a fraction of a millisecond to count: not for every run). */
+  memoryUsed(): number {
+    const handle = this.runtime.computeMemoryUsage();
+    const usage = this.context.dump(handle) as { memory_used_size?: number };
+    handle.dispose();
+    return usage.memory_used_size ?? 0;
+  }
+
+  dispose(): void {
+    this.run.dispose();
+    this.context.dispose();
+    this.runtime.dispose();
+  }
+}
+
+function evaluate(
+  context: QuickJSContext,
+  runtime: QuickJSRuntime,
+  code: string,
+  file: string,
+  timeoutMs: number,
+): void {
+  const deadline = Date.now() + timeoutMs;
+  runtime.setInterruptHandler(() => Date.now() > deadline);
+  try {
+    const result = context.evalCode(code, file, { type: "global" });
+    if (result.error) throw failure(context, result.error, { timeoutMs, memoryBytes: 0 }, true);
+    result.value.dispose();
+  } finally {
+    runtime.removeInterruptHandler();
+  }
+}
+
+type Dumped = { name?: string; message?: string; stack?: string; lineNumber?: number };
+
+/** The error a run or compile ended with, as a TransformationError naming its cause and line. */
+function failure(
+  context: QuickJSContext,
+  handle: QuickJSHandle,
+  limits: Pick<SandboxLimits, "timeoutMs"> & { memoryBytes: number },
+  compiling = false,
+): TransformationError {
+  const dumped = context.dump(handle) as Dumped | string | null;
+  handle.dispose();
+  const error: Dumped = typeof dumped === "object" && dumped !== null ? dumped : { message: String(dumped) };
+  const name = error.name ?? "Error";
+  const message = error.message ?? String(dumped);
+  const line = lineOf(error);
+  const at = line === null ? "" : ` (line ${line})`;
+  if (name === "InternalError" && message === "interrupted")
+    return new TransformationError(
+      "timeout",
+      `the transformation ran past its ${limits.timeoutMs} ms budget${at}`,
+      line,
+    );
+  if (name === "InternalError" && /out of memory|string too long|stack overflow/.test(message)) {
+    const what = message === "stack overflow" ? "its stack" : `its ${mb(limits.memoryBytes)} of memory`;
+    return new TransformationError("memory", `the transformation used more than ${what}${at}`, line);
+  }
+  if (compiling && name === "SyntaxError")
+    return new TransformationError("syntax", `SyntaxError: ${message}${at}`, line);
+  return new TransformationError("threw", `${name}: ${message}${at}`, line);
+}
+
+/** The line in the customer's file where it happened: a syntax error's own, else the stack's first frame there. */
+function lineOf(error: Dumped): number | null {
+  if (typeof error.lineNumber === "number") return error.lineNumber;
+  const frame = new RegExp(`${FILE_NAME.replace(".", "\\.")}:(\\d+)`).exec(error.stack ?? "");
+  return frame ? Number(frame[1]) : null;
+}
+
+function mb(bytes: number): string {
+  return bytes ? `${Math.round(bytes / (1024 * 1024))} MB` : "allowed amount";
+}

@@ -1,0 +1,127 @@
+import { RESULT_MAX_BYTES, TransformationError } from "./sandbox.ts";
+
+/**
+ * What a transformation is given and what it may give back. The shape follows Svix's
+ * transformations, so a team's `handler(webhook)` carries over: `method`, `url`, `payload`,
+ * `cancel`, and `eventType` beside Herald's snake_case names.
+ */
+
+/** The request Herald would make, as `handler(webhook)` receives it. */
+export type WebhookInput = {
+  event_type: string;
+  event_id: string;
+  method: "POST";
+  url: string;
+  /** The endpoint's custom headers (their values), which the request carries. */
+  headers: Record<string, string>;
+  /** The body Herald would send, parsed: `{ type, timestamp, data }`. */
+  payload: unknown;
+};
+
+/** The request to make instead, or `cancel`: no attempt is made and the delivery ends `cancelled`. */
+export type TransformedRequest =
+  | { cancel: true }
+  | {
+      cancel: false;
+      method: Method;
+      url: string;
+      /** The headers the transformation set or changed (custom ones included), names lower-cased. */
+      headers: Record<string, string>;
+      /** The body to send and sign: the payload as JSON, or a string payload as it is. */
+      body: string;
+    };
+
+export const METHODS = ["POST", "PUT", "PATCH"] as const;
+type Method = (typeof METHODS)[number];
+
+/**
+ * Headers Herald sets itself and a transformation may not: the signature covers the body sent
+ * under Herald's id and timestamp, and the transport's framing is Node's to write.
+ */
+const RESERVED = new Set([
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "content-length",
+  "transfer-encoding",
+  "host",
+  "connection",
+  "user-agent",
+]);
+
+/** The object handed to `handler`, as JSON text: Herald's names and Svix's `eventType`. */
+export function inputJson(input: WebhookInput): string {
+  return JSON.stringify({ ...input, eventType: input.event_type, cancel: false });
+}
+
+/** Reads what `handler` returned (as JSON text) into the request to make; throws `invalid` when it is not one. */
+export function readResult(json: string, input: WebhookInput): TransformedRequest {
+  if (json.length > RESULT_MAX_BYTES)
+    throw invalid(`returned ${json.length} bytes as JSON; ${RESULT_MAX_BYTES} at most`);
+  const result: unknown = JSON.parse(json);
+  if (typeof result !== "object" || result === null || Array.isArray(result))
+    throw invalid(
+      `returned ${result === null ? "nothing" : typeof result}; it must return the webhook object`,
+    );
+  const out = result as Record<string, unknown>;
+  if (out.cancel === true) return { cancel: true };
+  if (out.cancel !== undefined && out.cancel !== false)
+    throw invalid("set `cancel` to something other than true or false");
+  const method = out.method ?? input.method;
+  if (typeof method !== "string" || !(METHODS as readonly string[]).includes(method.toUpperCase()))
+    throw invalid(`set \`method\` to ${JSON.stringify(method)}; it may be ${METHODS.join(", ")}`);
+  const url = out.url ?? input.url;
+  if (typeof url !== "string" || url.length > 2048) throw invalid("set `url` to something other than a URL");
+  if (url !== input.url) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw invalid(`set \`url\` to ${JSON.stringify(url.slice(0, 200))}, which is not a URL`);
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+      throw invalid(
+        `set \`url\` to a ${parsed.protocol} URL; it may change an HTTP endpoint's URL to another http(s) one`,
+      );
+  }
+  return {
+    cancel: false,
+    method: method.toUpperCase() as Method,
+    url,
+    headers: readHeaders(out.headers),
+    body: bodyOf(out.payload),
+  };
+}
+
+function readHeaders(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value))
+    throw invalid("set `headers` to something other than an object");
+  const headers: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(value)) {
+    const lower = name.toLowerCase();
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower))
+      throw invalid(`set a header named ${JSON.stringify(name)}, which HTTP does not allow`);
+    if (RESERVED.has(lower)) continue;
+    const text =
+      typeof raw === "string"
+        ? raw
+        : typeof raw === "number" || typeof raw === "boolean"
+          ? String(raw)
+          : null;
+    if (text === null || /[\r\n\0]/.test(text))
+      throw invalid(`set header ${lower} to something other than a one-line string`);
+    headers[lower] = text;
+  }
+  return headers;
+}
+
+function bodyOf(payload: unknown): string {
+  if (typeof payload === "string") return payload;
+  if (payload === undefined) throw invalid("returned no `payload`");
+  return JSON.stringify(payload);
+}
+
+function invalid(what: string): TransformationError {
+  return new TransformationError("invalid", `the transformation ${what}`);
+}
