@@ -22,6 +22,8 @@ export const ERROR_KINDS = {
   invalid_url: "The URL does not parse.",
   rejected:
     "The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store.",
+  transformation_error:
+    "The endpoint's transformation threw, ran out of time or memory, or returned something that is not a request: the response body says why, and on which line.",
 } as const satisfies Record<string, string>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
@@ -48,6 +50,9 @@ const UNREACHABLE: ReadonlySet<string> = new Set<ErrorKind>([
   "connection_error",
   "dns_error",
   "tls_error",
+  // Not unreachable, but as much the endpoint's and as sure to fail again: a transformation
+  // that fails each attempt pauses its endpoint as an unreachable one does.
+  "transformation_error",
 ]);
 
 export const isUnreachable = (kind: string | null): boolean => kind !== null && UNREACHABLE.has(kind);

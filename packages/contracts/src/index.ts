@@ -132,7 +132,15 @@ export type AttemptRequestedV1 = {
    * Absent from dispatchers older than this field.
    */
   timeout_ms?: number;
+  /**
+   * The endpoint's transformation: JavaScript defining `handler(webhook)`, at most 64 KiB,
+   * which the sender runs before signing (@herald/transform). Absent or null: none.
+   */
+  transformation?: string | null;
 };
+
+/** The most of a transformed request's body an attempt records (`request_body`); the rest is cut. */
+export const RECORDED_BODY_MAX_BYTES = 64 * 1024;
 
 /**
  * The largest request body the gateway accepts, and so the largest event `data` as sent to it,
@@ -191,6 +199,18 @@ export type AttemptCompletedV1 = {
   event_id?: string;
   /** W3C `traceparent` of the sender's span for this attempt, which the result's record continues. */
   traceparent?: string;
+  /**
+   * The endpoint's transformation cancelled the delivery: no request was made, `succeeded` is
+   * false and `error` null; the attempt and the delivery end `cancelled`.
+   */
+  cancelled?: boolean;
+  /**
+   * The request a transformation made in place of Herald's: its method, URL and body as sent
+   * (the body's first RECORDED_BODY_MAX_BYTES). Absent when the request was Herald's own.
+   */
+  request_method?: string | null;
+  request_url?: string | null;
+  request_body?: string | null;
 };
 
 /**
@@ -281,6 +301,10 @@ const attemptResult: JSONSchemaType<AttemptCompletedV1> = {
       required: [],
       additionalProperties: { type: "string" },
     } as never,
+    cancelled: { type: "boolean", nullable: true } as never,
+    request_method: { type: "string", nullable: true, maxLength: 16 } as never,
+    request_url: { type: "string", nullable: true, maxLength: 4096 } as never,
+    request_body: { type: "string", nullable: true, maxLength: RECORDED_BODY_MAX_BYTES } as never,
   },
 };
 
@@ -349,6 +373,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       secrets: { type: "array", items: { type: "string" }, minItems: 1 },
       payload: { type: "string" },
       timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,
+      transformation: { type: "string", nullable: true, maxLength: 65536 } as never,
     },
   },
   "attempt.completed.v1": attemptResult,

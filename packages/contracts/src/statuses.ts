@@ -9,16 +9,21 @@
  * - `retrying`: the last attempt failed; the next is due at `next_attempt_at`;
  * - `failed`: the schedule ran out, or the endpoint was disabled. A replay can retry it;
  * - `dropped`: the endpoint was deleted, or the event's payload erased, while the delivery was
- *   pending or retrying.
+ *   pending or retrying;
+ * - `cancelled`: the endpoint's transformation cancelled it (`cancel: true`). Final, and
+ *   neither a success nor a failure.
  */
-export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** Whether a delivery still expects an attempt: the ones a drop, a disable or a due retry acts on. */
 export const isOpen = (status: DeliveryStatus): boolean => status === "pending" || status === "retrying";
 
-/** An attempt: `pending` until its sender reports, then `succeeded` or `failed` (with an error kind). */
-export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
+/**
+ * An attempt: `pending` until its sender reports, then `succeeded` or `failed` (with an error
+ * kind), or `cancelled` when the endpoint's transformation cancelled it (no request was made).
+ */
+export const ATTEMPT_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
 export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
 
 /** A replay: `queued`, `running` while the dispatcher hands its deliveries over, then `completed`. */

@@ -173,7 +173,7 @@ export type ReplayPreview = {
 export type Delivery = {
   endpoint: string;
   /** `pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due. */
-  status: "pending" | "succeeded" | "retrying" | "failed" | "dropped";
+  status: "pending" | "succeeded" | "retrying" | "failed" | "dropped" | "cancelled";
   /** Attempts made so far. */
   attempts: number;
   last_attempt_at: string | null;
@@ -219,13 +219,13 @@ export type Attempt = {
   event: string;
   endpoint: string;
   app: string;
-  status: "pending" | "succeeded" | "failed";
+  status: "pending" | "succeeded" | "failed" | "cancelled";
   attempt_number: number;
   url: string;
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. `transformation_error`: The endpoint's transformation threw, ran out of time or memory, or returned something that is not a request: the response body says why, and on which line. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -243,13 +243,13 @@ export type AttemptWithRequest = {
   event: string;
   endpoint: string;
   app: string;
-  status: "pending" | "succeeded" | "failed";
+  status: "pending" | "succeeded" | "failed" | "cancelled";
   attempt_number: number;
   url: string;
   response_status: number | null;
   /** The first 4 KiB of the response body. With error `auth_error`, why no OAuth2 token could be had: of a token server's refusal, its status and its `error` and `error_description`, cut short, the credentials sent scrubbed, never its body. */
   response_body: string | null;
-  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. */
+  /** Why the attempt failed, one of: `timeout`: No response in time. `connection_error`: The connection was refused, reset or closed before a response. `dns_error`: The host name does not resolve. `tls_error`: The server's certificate was not accepted (expired, self-signed, untrusted or for another name). `http_error`: The endpoint answered with a status other than 2xx. `blocked_destination`: The host is, or resolves to, a private or reserved address. `proxy_error`: The egress proxy failed, not the endpoint: this does not count toward disabling it. `auth_error`: No OAuth2 token could be had from the token URL, or a destination refused its credentials: the response body says why. `invalid_url`: The URL does not parse. `rejected`: The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store. `transformation_error`: The endpoint's transformation threw, ran out of time or memory, or returned something that is not a request: the response body says why, and on which line. */
   error: string | null;
   duration_ms: number | null;
   /** The OpenTelemetry trace of the event. */
@@ -944,7 +944,7 @@ export type Operations = {
       /** Only events of this type. */
       type?: string;
       /** Only events with at least one delivery in this status. */
-      status?: "pending" | "succeeded" | "retrying" | "failed" | "dropped";
+      status?: "pending" | "succeeded" | "retrying" | "failed" | "dropped" | "cancelled";
       /** Only events with a delivery to this endpoint (an endpoint id, deleted ones included). */
       endpoint?: string;
       /**
@@ -1019,7 +1019,7 @@ export type Operations = {
       /** Only attempts of this event. One the caller cannot see is a 404. */
       event?: string;
       /** Only attempts in this status. */
-      status?: "pending" | "succeeded" | "failed";
+      status?: "pending" | "succeeded" | "failed" | "cancelled";
       /** The app's id or its uid. */
       app?: string;
       /**
