@@ -134,6 +134,20 @@ export class ConfigReader {
     return Math.max(ms, 1);
   }
 
+  /**
+   * How endpoints' transformations run (@herald/transform), the same in the gateway (which
+   * compiles them on save and tries them) and the senders (which run them on each attempt).
+   */
+  transformations(): { workers: number; timeoutMs: number; memoryBytes: number } {
+    const timeoutMs = this.duration("TRANSFORMATION_TIMEOUT", 50);
+    this.check(timeoutMs >= 1 && timeoutMs <= 10_000, "TRANSFORMATION_TIMEOUT must be 1ms to 10s");
+    return {
+      workers: this.int("TRANSFORMATION_WORKERS", 2, { min: 1, max: 64 }),
+      timeoutMs: Math.min(Math.max(timeoutMs, 1), 10_000),
+      memoryBytes: this.int("TRANSFORMATION_MEMORY_MB", 16, { min: 1, max: 1024 }) * 1024 * 1024,
+    };
+  }
+
   /** ENCRYPTION_KEY, required: the key endpoint secrets are sealed with (`hint` says why here). */
   encryptionKey(hint: string): Buffer {
     const raw = this.required("ENCRYPTION_KEY", hint);

@@ -27,6 +27,8 @@ export type GatewayConfig = {
   listenMaxPerAccount: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
+  /** TRANSFORMATION_*: how endpoints' transformations are compiled on save and tried. */
+  transformations: { workers: number; timeoutMs: number; memoryBytes: number };
   /** DESTINATION_TYPES: the endpoint types accepted; others are a 400 at `url`. */
   destinationTypes: DestinationType[];
   /** The built portal and dashboard (packages/web/dist). */
@@ -59,6 +61,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   );
   const config: GatewayConfig = {
     destinationTypes: destinations.types,
+    transformations: r.transformations(),
     port: r.int("PORT", 8080, { max: 65535 }),
     host: r.string("HOST", "0.0.0.0"),
     ...r.database(),

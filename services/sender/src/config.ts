@@ -22,6 +22,8 @@ export type SenderConfig = {
   /** Every webhook goes out through this HTTP proxy (CONNECT), unless its host is on egressNoProxy. */
   egressProxyUrl: URL | null;
   egressNoProxy: string;
+  /** TRANSFORMATION_*: how endpoints' transformations run (worker threads, time and memory per run). */
+  transformations: { workers: number; timeoutMs: number; memoryBytes: number };
   /** DESTINATION_TYPES: attempts to endpoints of other types fail as blocked_destination. */
   destinationTypes: DestinationType[];
   userAgent: string;
@@ -74,6 +76,7 @@ export function loadConfig(env: Env = process.env): SenderConfig {
   );
   const config: SenderConfig = {
     destinationTypes: destinations.types,
+    transformations: r.transformations(),
     ...r.broker(),
     encryptionKey: r.encryptionKey(
       "the same key the api-gateway uses: endpoint secrets arrive sealed with it",
