@@ -18,6 +18,34 @@ export type WebhookInput = {
   payload: unknown;
 };
 
+/**
+ * The object `handler(webhook)` receives for one attempt, built from what the attempt sends:
+ * the sender builds it from `attempt.requested.v1` (its `payload` text, the endpoint's opened
+ * custom headers) before each attempt, and the gateway's try-it builds it the same way, so what
+ * a preview runs on is what a delivery runs on. `payload` is the exact body Herald would send
+ * (`webhookPayload`: `{"type":…,"timestamp":…,"data":…}`), parsed here; its `type` is the event
+ * type. Header names are lower-cased: a handler reads `webhook.headers["x-tenant"]` whatever the
+ * case they were saved in.
+ */
+export function webhookInput(attempt: {
+  event_id: string;
+  url: string;
+  headers: Record<string, string>;
+  payload: string;
+}): WebhookInput {
+  const payload = JSON.parse(attempt.payload) as { type?: unknown };
+  return {
+    event_type: typeof payload.type === "string" ? payload.type : "",
+    event_id: attempt.event_id,
+    method: "POST",
+    url: attempt.url,
+    headers: Object.fromEntries(
+      Object.entries(attempt.headers).map(([name, value]) => [name.toLowerCase(), value]),
+    ),
+    payload,
+  };
+}
+
 /** The request to make instead, or `cancel`: no attempt is made and the delivery ends `cancelled`. */
 export type TransformedRequest =
   | { cancel: true }
