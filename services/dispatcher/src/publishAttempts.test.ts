@@ -28,6 +28,7 @@ const row = (id: string): AttemptToSend => ({
   headers: {},
   headers_sealed: null,
   auth_sealed: null,
+  transformation: null,
   secret: "sealed",
   previous_secret: null,
   previous_secret_expires_at: null,
@@ -92,6 +93,15 @@ describe("publishAttempts", () => {
     const sent = Object.fromEntries(messages.map((m) => [m.attempt_id, m]));
     expect(sent.s).toMatchObject({ headers: {}, sealed_headers: "v2.sealed-map" });
     expect(sent.l).toMatchObject({ headers: { "X-Tenant": "acme" }, sealed_headers: null });
+  });
+
+  it("passes an endpoint's transformation as stored, and none for an endpoint without one", async () => {
+    const messages: AttemptRequestedV1[] = [];
+    const source = 'function handler(w) {\n  w.headers["x-a"] = "b";\n  return w;\n}';
+    await publishAttempts(deps(new Set(), [], messages), [{ ...row("t"), transformation: source }, row("n")]);
+    const sent = Object.fromEntries(messages.map((m) => [m.attempt_id, m]));
+    expect(sent.t!.transformation).toBe(source);
+    expect(sent.n).not.toHaveProperty("transformation");
   });
 
   it("reads large data once an event, sends it in chunks, and its messages to the large lane", async () => {

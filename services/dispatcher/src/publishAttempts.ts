@@ -63,12 +63,18 @@ const MESSAGE_FIELDS = 2048;
 
 /**
  * An attempt's message, in bytes, at most: its data's size as stored, quotes escaped, and the
- * endpoint's URL, sealed headers (up to 20 of 4 KiB) and authentication.
+ * endpoint's URL, sealed headers (up to 20 of 4 KiB), authentication and transformation
+ * (escaped too: source code is full of quotes and line breaks).
  */
 function messageBytes(r: AttemptToSend): number {
   const data = r.data?.length ?? (r.data_bytes ?? REQUEST_BODY_MAX_BYTES) * STORED_DATA_GROWTH;
   return (
-    2 * data + r.url.length + (r.headers_sealed?.length ?? 0) + (r.auth_sealed?.length ?? 0) + MESSAGE_FIELDS
+    2 * data +
+    r.url.length +
+    (r.headers_sealed?.length ?? 0) +
+    (r.auth_sealed?.length ?? 0) +
+    2 * (r.transformation?.length ?? 0) +
+    MESSAGE_FIELDS
   );
 }
 
@@ -124,6 +130,8 @@ function messageOf(deps: DispatcherDeps, r: AttemptToSend, now: Date): Omit<Atte
     headers: r.headers_sealed ? {} : r.headers,
     sealed_headers: r.headers_sealed,
     ...(r.auth_sealed ? { sealed_auth: r.auth_sealed } : {}),
+    // As stored, every attempt: the sender compiles it once and keeps it by its hash.
+    ...(r.transformation ? { transformation: r.transformation } : {}),
     secrets: [r.secret, ...previous],
     timeout_ms: deps.config.attemptTimeoutMs,
   };

@@ -67,6 +67,10 @@ async function recordItems(deps: DispatcherDeps, items: Item<AttemptCompletedV1>
       traceId: b.trace_id,
       completedAt: new Date(b.completed_at),
       requestHeaders: b.request_headers ?? null,
+      cancelled: b.cancelled === true,
+      requestMethod: b.request_method ?? null,
+      requestUrl: b.request_url ?? null,
+      requestBody: b.request_body ?? null,
     })),
     policy,
   );

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from "@herald/contracts/statuses";
+import type { AttemptStatus, DeliveryStatus } from "@herald/contracts/statuses";
 import { newId } from "../ids.ts";
 import { inTransaction, type Pool } from "../pool.ts";
 import { storable, storableTextOrNull } from "../text.ts";
@@ -41,11 +41,14 @@ export async function writeWithFailures(
     );
     const { rows: attempts } = await tx.query<AttemptRow>(
       `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[], $10::boolean[], $11::text[])
-           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers, succeeded, event_id))
-       UPDATE attempts a SET status = CASE WHEN r.succeeded THEN 'succeeded' ELSE 'failed' END, response_status = r.response_status, response_body = r.response_body,
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[], $9::text[], $10::text[], $11::text[],
+                              $13::text[], $14::text[], $15::text[])
+           AS r(id, delivery_id, response_status, response_body, error, duration_ms, trace_id, completed_at, request_headers, status, event_id,
+                request_method, request_url, request_body))
+       UPDATE attempts a SET status = r.status, response_status = r.response_status, response_body = r.response_body,
               error = r.error, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
-              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
+              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers),
+              request_method = r.request_method, request_url = r.request_url, request_body = r.request_body
        FROM r WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.event_id = r.event_id
          AND a.event_id = ANY($12::text[]) AND a.status = 'pending'
        RETURNING a.id, a.account_id, a.app_id, a.delivery_id, a.event_id, a.endpoint_id, a.attempt_number`,
@@ -59,9 +62,10 @@ export async function writeWithFailures(
         results.map((r) => storableTextOrNull(r.traceId)),
         results.map((r) => r.completedAt),
         results.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
-        results.map((r) => r.succeeded),
+        results.map(attemptStatus),
         results.map((r) => r.eventId),
         eventIds,
+        ...requestColumns(results),
       ],
     );
     if (!attempts.length) return { recorded: [], changes: [], release: [], staged: [] };
@@ -198,6 +202,12 @@ export async function writeWithFailures(
   });
 }
 
+/** The attempt's status a result gives it: a cancelled one made no request, and failed nothing. */
+function attemptStatus(r: AttemptResult): AttemptStatus {
+  if (r.succeeded) return "succeeded";
+  return r.cancelled ? "cancelled" : "failed";
+}
+
 /** What the account's operational endpoints are told of one result (operational.ts). */
 function noticesOf(
   step: Step,
@@ -244,5 +254,14 @@ function flowColumns(flows: Flow[]): unknown[][] {
     flows.map((f) => f.probe_attempt_id),
     flows.map((f) => f.next_release_at),
     flows.map((f) => f.in_flight),
+  ];
+}
+
+/** The request each result's transformation made (method, URL, body), as three columns; null: Herald's own. */
+export function requestColumns(results: AttemptResult[]): (string | null)[][] {
+  return [
+    results.map((r) => storableTextOrNull(r.requestMethod ?? null)),
+    results.map((r) => storableTextOrNull(r.requestUrl ?? null)),
+    results.map((r) => storableTextOrNull(r.requestBody ?? null)),
   ];
 }

@@ -114,6 +114,27 @@ describe("afterResult", () => {
     expect(f.paused_until).toEqual(later(1010));
   });
 
+  it("takes a cancelled attempt (no request made) as neither an answer nor unreachable", () => {
+    const f = flow();
+    for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);
+    const cancelled = { ...unreachable("c5", 5), error: null, cancelled: true };
+    expect(afterResult(f, cancelled, open, s)).toBeNull();
+    // The run of four goes on: the next unreachable one is the fifth, and opens the breaker.
+    expect(f.failures).toBe(4);
+    expect(afterResult(f, unreachable("a6", 6), open, s)).toMatchObject({ change: "paused" });
+
+    // A cancelled probe neither closes the breaker nor pauses it again: the next release probes.
+    const paused = flow({
+      pause_reason: "not_responding",
+      paused_until: later(0),
+      opens: 1,
+      probe_attempt_id: "p1",
+    });
+    expect(afterResult(paused, { ...cancelled, attemptId: "p1" }, open, s)).toBeNull();
+    expect(paused).toMatchObject({ pause_reason: "not_responding", paused_until: later(0), opens: 1 });
+    expect(admit(paused, open, 0, 3, later(10), s)).toMatchObject({ take: 1, probe: true });
+  });
+
   it("takes a success without a status (a destination beyond HTTP) as an answer too", () => {
     const f = flow();
     for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);

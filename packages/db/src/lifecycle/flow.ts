@@ -177,6 +177,8 @@ export type ResultSignal = {
   error: string | null;
   retryAfterMs: number | null;
   completedAt: Date;
+  /** The endpoint's transformation cancelled it: no request was made, so it says nothing of the endpoint. */
+  cancelled?: boolean;
 };
 
 /** The probe backoff after the breaker opened `opens` times before: doubling, capped. */
@@ -208,6 +210,9 @@ export function afterResult(
     reason,
     until,
   });
+  // No request was made: the run of unreachable attempts neither grows nor ends, and a
+  // cancelled probe is replaced by the next attempt released.
+  if (r.cancelled) return null;
   if (r.responseStatus === null && !r.succeeded) {
     if (!isUnreachable(r.error)) return null;
     flow.failures += 1;

@@ -2,7 +2,7 @@ import type { DeliveryStatus } from "@herald/contracts/statuses";
 import type { StagedMessage } from "../outbox/index.ts";
 import { ASYNC_COMMIT, type Pool, prepared } from "../pool.ts";
 import { storable, storableTextOrNull } from "../text.ts";
-import { writeWithFailures } from "./failedResults.ts";
+import { requestColumns, writeWithFailures } from "./failedResults.ts";
 import { type FlowChange, releasedByResults } from "./flow.ts";
 import { flowNotice, stageNotices } from "./operational.ts";
 import type { RetryPolicy } from "./retryPolicy.ts";
@@ -29,6 +29,18 @@ export type AttemptResult = {
   traceId: string | null;
   completedAt: Date;
   requestHeaders: Record<string, string> | null;
+  /**
+   * The endpoint's transformation cancelled the delivery: no request was made (`succeeded`
+   * false, `error` null). The attempt and the delivery end `cancelled`.
+   */
+  cancelled?: boolean;
+  /**
+   * The request a transformation made in place of Herald's: its method and URL (an HTTP
+   * endpoint's) and its body as sent, cut short; absent or null: Herald's own.
+   */
+  requestMethod?: string | null;
+  requestUrl?: string | null;
+  requestBody?: string | null;
 };
 
 /** What a batch of results did: each result, the endpoints paused or resumed, and those to release more of. */
@@ -121,8 +133,10 @@ type SuccessRow = {
 const RECORD_SUCCESSES = prepared(
   "record-successes",
   `WITH r AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
-         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers, event_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::text[],
+                            $10::text[], $11::text[], $12::text[])
+         AS r(id, delivery_id, response_status, response_body, duration_ms, trace_id, completed_at, request_headers, event_id,
+              request_method, request_url, request_body)
        -- Committed without waiting for the WAL's flush (pool.ts): a result a crash forgets
        -- leaves its attempt in flight, and the sweeper sends it again (at least once).
        WHERE ${ASYNC_COMMIT}),
@@ -132,7 +146,8 @@ const RECORD_SUCCESSES = prepared(
      a AS (
        UPDATE attempts a SET status = 'succeeded', response_status = r.response_status, response_body = r.response_body,
               error = NULL, duration_ms = r.duration_ms, trace_id = r.trace_id, completed_at = r.completed_at,
-              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers)
+              request_headers = COALESCE(r.request_headers::jsonb, a.request_headers),
+              request_method = r.request_method, request_url = r.request_url, request_body = r.request_body
        FROM r JOIN locked ON locked.id = r.delivery_id
        WHERE a.id = r.id AND a.delivery_id = r.delivery_id AND a.event_id = r.event_id AND a.event_id = ANY($9::text[])
          AND a.status = 'pending'
@@ -189,6 +204,7 @@ async function writeSuccesses(pool: Pool, successes: LocatedResult[]): Promise<R
       successes.map((r) => r.completedAt),
       successes.map((r) => (r.requestHeaders ? JSON.stringify(storable(r.requestHeaders)) : null)),
       successes.map((r) => r.eventId),
+      ...requestColumns(successes),
     ]),
   );
   const recorded: Recorded[] = rows.map((r) => ({

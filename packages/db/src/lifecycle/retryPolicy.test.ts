@@ -212,6 +212,30 @@ describe("what follows a result (nextStep)", () => {
       step: ended("failed"),
       after: { ...failingFor(DAY), disabled: true },
     },
+    // Cancelled by the endpoint's transformation: no request, no failure.
+    {
+      name: "a cancelled attempt ends the delivery cancelled, the clock neither started nor retried",
+      result: result({ responseStatus: null, error: null, cancelled: true }),
+      attempt: 1,
+      endpoint: healthy,
+      step: ended("cancelled"),
+      after: healthy,
+    },
+    {
+      name: "a cancelled attempt leaves a running clock running: it answered nothing",
+      result: result({ responseStatus: null, error: null, cancelled: true }),
+      attempt: 3,
+      endpoint: failingFor(4 * DAY),
+      step: ended("cancelled"),
+      after: failingFor(4 * DAY),
+    },
+    {
+      name: "a cancelled attempt of a delivery dropped in flight leaves it dropped",
+      result: result({ responseStatus: null, error: null, cancelled: true }),
+      delivery: "dropped",
+      endpoint: healthy,
+      step: ended("dropped"),
+    },
     // The egress proxy's failures are not the endpoint's.
     {
       name: "a proxy_error does not start the clock",

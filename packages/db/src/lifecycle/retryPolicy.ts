@@ -61,6 +61,8 @@ export type ResultOutcome = {
   error: string | null;
   retryAfterMs: number | null;
   completedAt: Date;
+  /** The endpoint's transformation cancelled the delivery: no request was made. */
+  cancelled?: boolean;
 };
 
 /** What of an endpoint the decision reads and may change: its failure clock and whether it is sent to. */
@@ -105,7 +107,8 @@ function days(ms: number): string {
  * for `disableAfterMs` the endpoint is disabled and the delivery fails; a 410 Gone disables it
  * at once; otherwise the schedule decides: a retry, or `failed` when it ran out. A delivery
  * dropped or ended while the attempt was in flight keeps its status; one whose endpoint is
- * deleted, or not found (its app being deleted), is dropped.
+ * deleted, or not found (its app being deleted), is dropped. One the endpoint's transformation
+ * cancelled is `cancelled`, the endpoint's clock as it was.
  *
  * The batch's results of one endpoint are decided in the order they happened, each given the
  * endpoint as the one before left it (`Step.endpoint`), so they see each other.
@@ -115,6 +118,9 @@ export function nextStep({ result, attemptNumber, deliveryStatus, endpoint, poli
   if (result.succeeded)
     return { status: "succeeded", ...ended, endpoint: endpoint && { ...endpoint, failing_since: null } };
   if (!isOpen(deliveryStatus)) return { status: deliveryStatus, ...ended, endpoint };
+  // The endpoint's own code chose not to send it: final, and neither a success nor a failure.
+  // No request was made, so the endpoint's failure clock neither starts nor stops.
+  if (result.cancelled) return { status: "cancelled", ...ended, endpoint };
   // Not found: the endpoint's app is being deleted; nothing more is sent to it.
   if (!endpoint) return { status: "dropped", ...ended, endpoint };
   const clock = { ...endpoint };

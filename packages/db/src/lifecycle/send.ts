@@ -15,6 +15,8 @@ export type AttemptToSend = {
   headers_sealed: string | null;
   /** The endpoint's authentication (mutual TLS, OAuth2), sealed (secrets.ts); null: none. */
   auth_sealed: string | null;
+  /** The endpoint's transformation (JavaScript, at most 64 KiB), run by the sender; null: none. */
+  transformation: string | null;
   /** Sealed (secrets.ts): they cross the broker as stored. */
   secret: string;
   previous_secret: string | null;
@@ -50,7 +52,7 @@ export const INLINE_DATA_BYTES = 16 * 1024;
 
 /** The columns of an `AttemptToSend`, from attempts `a`, endpoints `ep` and events `ev`. */
 export const SEND_COLUMNS = `a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number, a.replay_id,
-  ep.url, ep.headers, ep.headers_sealed, ep.auth_sealed, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
+  ep.url, ep.headers, ep.headers_sealed, ep.auth_sealed, ep.transformation, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
   ev.type, CASE WHEN ev.data_bytes <= ${INLINE_DATA_BYTES} THEN ev.data::text END AS data, ev.data_bytes,
   ev.created_at, ev.trace_context`;
 
