@@ -13,8 +13,9 @@ import {
   headers as natsHeaders,
   type TlsOptions,
 } from "nats";
-import { NodeTransport } from "nats/lib/src/node_transport.js";
-import { InboundLimit, messageBytes } from "./inbound.ts";
+import type { InboundLimit } from "./inbound.ts";
+import { messageBytes } from "./inbound.ts";
+import { inboundOf } from "./natsClient.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
 import { type Message, type Receipt, type SendContext, type Transport, TransportError } from "./types.ts";
 
@@ -53,41 +54,6 @@ const AUTH_CODES = new Set([
 ]);
 /** The client's errors that say the connection is gone: it leaves the pool. */
 const CLOSED_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_DRAINING", "DISCONNECT"]);
-
-// nats.js 2.29 leaves the socket open when the server accepted but sent no INFO before the
-// connect timeout (its close() returns early while not `connected`): a destination that accepts
-// and never answers would keep one socket per attempt for as long as it likes. Destroyed here.
-const closeTransport = NodeTransport.prototype.close;
-NodeTransport.prototype.close = function (this: NodeTransport, err?: Error) {
-  if (!this.connected) this.socket?.destroy();
-  return closeTransport.call(this, err);
-};
-
-// What the server sends is counted (inbound.ts) from its first byte: nats.js gathers the INFO
-// that opens a connection until its line ends, and later a MSG until its payload is all there,
-// however large either says it is. NodeTransport is this module's alone in the sender, so every
-// one is counted.
-type CountedTransport = NodeTransport & { inbound?: InboundLimit };
-const peekInfo = NodeTransport.prototype.peekInfo;
-NodeTransport.prototype.peekInfo = function (this: CountedTransport) {
-  const info = peekInfo.call(this);
-  this.inbound = new InboundLimit("the server");
-  this.inbound.watch(this.socket);
-  return info;
-};
-const setupHandlers = NodeTransport.prototype.setupHandlers;
-NodeTransport.prototype.setupHandlers = function (this: CountedTransport) {
-  setupHandlers.call(this);
-  // peekInfo's listeners are gone (it removes them all), and TLS may have replaced the socket.
-  this.inbound = new InboundLimit("the server");
-  this.inbound.watch(this.socket);
-};
-
-function inboundOf(nc: NatsConnection): InboundLimit {
-  const transport = (nc as unknown as { protocol: { transport: CountedTransport } }).protocol.transport;
-  transport.inbound ??= new InboundLimit("the server");
-  return transport.inbound;
-}
 
 export function createNatsTransport(options: { maxConnections?: number } = {}): Transport<NatsTarget> {
   const pool = new ConnectionPool<Connection>(options.maxConnections ?? 64, (c) => c.nc.close());
