@@ -10,6 +10,7 @@ import {
   startHealthServer,
   traceIdOf,
 } from "@herald/runtime";
+import { TransformPool } from "@herald/transform";
 import type { SenderConfig } from "./config.ts";
 import { type DeliverOptions, deliver } from "./deliver.ts";
 import { egressAgents, parseNoProxy } from "./egress.ts";
@@ -21,6 +22,14 @@ import { transports } from "./transports/index.ts";
 /** Opened secrets kept at most, and characters of them and their sealed forms in all. */
 const OPENED_MAX = 10_000;
 const OPENED_CHARS_MAX = 32 * 1024 * 1024;
+
+/**
+ * Compiled transformations each worker keeps (least recently used out first), and runs of one
+ * endpoint's that may wait for a worker: past that, they fail at once as `transformation_error`
+ * rather than queue without end behind an endpoint whose code is slow.
+ */
+const TRANSFORMATIONS_CACHED = 256;
+const TRANSFORMATION_QUEUE_PER_ENDPOINT = 1000;
 
 /**
  * Opening a sealed secret (AES-GCM) for every attempt showed in the profile; an endpoint's
@@ -88,6 +97,13 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
   const agents = egressAgents(agentOptions, config.egressProxyUrl, parseNoProxy(config.egressNoProxy));
   // Queues, streams, topics and buckets: each type's client, made at its first attempt.
   const destinations = transports(agents, config.attemptTimeoutMs);
+  // Endpoints' transformations, in worker threads started with the first one run (none are
+  // started where no endpoint has one); each compiled once per worker and kept by its hash.
+  const transforms = new TransformPool({
+    ...config.transformations,
+    cached: TRANSFORMATIONS_CACHED,
+    queuePerOwner: TRANSFORMATION_QUEUE_PER_ENDPOINT,
+  });
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents,
@@ -98,6 +114,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     userAgent: config.userAgent,
     relay,
     tokens: new TokenCache(config.attemptTimeoutMs),
+    transforms,
   };
   let health: Server | null = null;
   let consuming = false;
@@ -113,7 +130,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       "herald.attempt_number": request.attempt_number,
     });
     const outcome = await deliver(request, options);
-    const label = outcome.succeeded ? "succeeded" : "failed";
+    const label = outcome.succeeded ? "succeeded" : outcome.cancelled ? "cancelled" : "failed";
     metrics.attempts.inc({ outcome: label, error: outcome.error ?? "none" });
     metrics.duration.observe({ outcome: label }, outcome.duration_ms / 1000);
     return outcome;
@@ -138,7 +155,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
         error: outcome.error,
         ms: outcome.duration_ms,
       },
-      outcome.succeeded ? "attempt succeeded" : "attempt failed",
+      outcome.succeeded ? "attempt succeeded" : outcome.cancelled ? "attempt cancelled" : "attempt failed",
     );
     await reporter.report({
       attempt_id: request.attempt_id,
@@ -191,6 +208,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
       await broker.stopConsuming();
       await relay.close();
       await destinations.close();
+      await transforms.close();
       await broker.close();
       options.agents.destroy();
       if (health) await closeServer(health);

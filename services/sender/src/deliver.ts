@@ -15,7 +15,7 @@ import {
   type SecretBox,
 } from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
-import got, { type Got } from "got";
+import got, { type Got, type Method } from "got";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";
@@ -23,6 +23,7 @@ import { publish, type Transports } from "./publish.ts";
 import { readBounded } from "./readBounded.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
+import { recordedBody, type Transforms, transformAttempt, transformationError } from "./transformation.ts";
 
 /** The first 4 KiB of a response body are kept: enough to read an error page, bounded in size. */
 export const BODY_LIMIT = 4096;
@@ -43,6 +44,8 @@ export type DeliverOptions = {
   transports?: Transports;
   /** DESTINATION_TYPES: an attempt to another type fails as `blocked_destination`; unset, all. */
   destinationTypes?: readonly DestinationType[];
+  /** Runs endpoints' transformations (transformation.ts); without it, an attempt with one fails. */
+  transforms?: Transforms;
 };
 
 /** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
@@ -95,17 +98,29 @@ function clientFor(options: DeliverOptions, timeoutMs: number): Got {
 /** Per request: the endpoint's TLS client certificate and trusted CA, and the attempt's deadline. */
 type RequestExtras = { tls?: EndpointAuth["tls"]; signal?: AbortSignal };
 
+/**
+ * What is sent: Herald's own request (POST of the event's payload to the endpoint's URL, its
+ * custom headers), or what the endpoint's transformation made of it.
+ */
+type Outgoing = {
+  method: Method;
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  /** Ends the attempt: set when a transformation ran first and took part of its time. */
+  signal?: AbortSignal;
+};
+
 function post(
-  url: URL,
-  headers: Record<string, string>,
-  body: string,
+  out: Outgoing,
   options: DeliverOptions,
   timeoutMs: number,
   extras: RequestExtras = {},
 ): Promise<Raw> {
+  const { url, headers, body } = out;
   const tls = extras.tls;
   const stream = clientFor(options, timeoutMs).stream(url, {
-    method: "POST",
+    method: out.method,
     body,
     headers,
     // The agent keeps connections apart by these: one endpoint's certificate is never another's.
@@ -122,13 +137,12 @@ function post(
  * to the gateway holding the CLI's socket; its local server's answer comes back as a response.
  */
 async function relayed(
-  url: URL,
+  out: Outgoing,
   endpointId: string,
-  headers: Record<string, string>,
-  body: string,
   options: DeliverOptions,
   timeoutMs: number,
 ): Promise<Raw> {
+  const { url, headers, body } = out;
   if (!options.relay) throw Object.assign(new Error("no listen relay here"), { code: "ECONNREFUSED" });
   // Only the endpoint's own socket: a listen URL naming another endpoint is never followed.
   if (url.hostname !== endpointId)
@@ -138,7 +152,6 @@ async function relayed(
   return { statusCode: res.status, headers: lower, body: res.body.slice(0, BODY_LIMIT) };
 }
 
-/** Makes one attempt: signs, POSTs, and reports what happened. Never throws. */
 function failure(error: ErrorKind, started: number): Outcome {
   return {
     succeeded: false,
@@ -150,6 +163,10 @@ function failure(error: ErrorKind, started: number): Outcome {
   };
 }
 
+/**
+ * Makes one attempt: runs the endpoint's transformation if it has one, signs the body to send,
+ * sends it, and reports what happened. Never throws, but for a transformation pool shut down.
+ */
 export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
   const started = performance.now();
   const failed = (error: ErrorKind) => failure(error, started);
@@ -161,9 +178,6 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   }
   if (!options.allowPrivate && blockedLiteral(url)) return failed("blocked_destination");
   const timestamp = Math.floor(Date.now() / 1000);
-  const secrets = request.secrets.map((s) =>
-    options.secrets.open(s, endpointSecretContext(request.endpoint_id)),
-  );
   // The endpoint's own headers are write-only: recorded with the outcome as names, each value
   // redacted (and any credential-like one of Herald's), so no token is kept with each attempt.
   const custom: Record<string, string> = request.sealed_headers
@@ -172,37 +186,84 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   const auth: EndpointAuth = request.sealed_auth
     ? JSON.parse(options.secrets.open(request.sealed_auth, endpointAuthContext(request.endpoint_id)))
     : {};
-  const headers: Record<string, string> = {
-    ...custom,
-    "content-type": "application/json",
-    "user-agent": options.userAgent,
-    "webhook-id": request.event_id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, request.payload),
-  };
   const type = destinationType(url);
   if (type && options.destinationTypes && !options.destinationTypes.includes(type))
     return {
       ...failed("blocked_destination"),
       response_body: `${type} endpoints are turned off (DESTINATION_TYPES)`,
     };
-  if (type && type !== "http") return published(url, request, headers, custom, auth, options, started);
+  let out: Outgoing = { method: "POST", url, headers: custom, body: request.payload };
+  let transformed: Pick<Outcome, "request_method" | "request_url" | "request_body"> = {};
+  if (request.transformation) {
+    // A queue, a stream, a topic, a bucket, or a `herald listen` socket has no method or URL to change.
+    const fixed =
+      type && type !== "http"
+        ? `a ${type} endpoint`
+        : url.protocol === LISTEN_SCHEME
+          ? "a `herald listen` endpoint"
+          : null;
+    const made = await transformAttempt(options.transforms, request, custom, fixed, timestamp * 1000, {
+      timeoutMs: timeoutOf(request, options),
+    });
+    const duration_ms = () => Math.round(performance.now() - started);
+    if ("outcome" in made) return { ...made.outcome, duration_ms: duration_ms() };
+    // A token goes only where it was set for: not to another origin a transformation chose.
+    if (auth.oauth2 && made.request.url.origin !== url.origin)
+      return {
+        ...transformationError(
+          "the transformation moved the request to another origin, where the endpoint's OAuth2 token may not go",
+        ),
+        duration_ms: duration_ms(),
+      };
+    out = made.request;
+    const body = recordedBody(out.body);
+    transformed =
+      type && type !== "http"
+        ? { request_body: body }
+        : { request_method: out.method, request_url: out.url.href, request_body: body };
+    // A changed URL passes the destination check as the endpoint's own did.
+    if (!options.allowPrivate && blockedLiteral(out.url))
+      return { ...failed("blocked_destination"), ...transformed };
+  }
+  const secrets = request.secrets.map((s) =>
+    options.secrets.open(s, endpointSecretContext(request.endpoint_id)),
+  );
+  // What is signed is the body sent: a transformation's, when it made one.
+  const headers: Record<string, string> = {
+    ...out.headers,
+    "content-type": (request.transformation && out.headers["content-type"]) || "application/json",
+    "user-agent": options.userAgent,
+    "webhook-id": request.event_id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signatureHeader(secrets, request.event_id, timestamp, out.body),
+  };
+  // Every header a transformation returned is recorded redacted, as the endpoint's own are:
+  // it may have copied one of those, or a token of its own, into another name.
+  const hidden = Object.keys(out.headers);
+  out = { ...out, headers };
+  if (type && type !== "http") {
+    const outcome = await published(out, request, auth, options, started);
+    return { ...outcome, ...transformed, request_headers: redactHeaders(headers, hidden) };
+  }
   // The outgoing call as a CLIENT span with the HTTP semantic conventions. No header or body is
   // recorded, and url.full is scrubbed of what may be a customer's token (spanUrl).
   const attributes = {
-    "http.request.method": "POST",
-    "url.full": spanUrl(url),
-    "server.address": url.hostname,
-    "server.port": Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+    "http.request.method": out.method,
+    "url.full": spanUrl(out.url),
+    "server.address": out.url.hostname,
+    "server.port": Number(out.url.port) || (out.url.protocol === "https:" ? 443 : 80),
     "herald.event_id": request.event_id,
     "herald.endpoint_id": request.endpoint_id,
     "herald.app_id": request.app_id,
     "herald.attempt_number": request.attempt_number,
+    "herald.transformed": Boolean(request.transformation),
   };
-  return inSpan("POST", { kind: SpanKind.CLIENT, attributes }, async (span) => {
+  return inSpan(out.method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     const outcome: Outcome = {
-      ...(await call(url, headers, request, options, started, auth)),
-      request_headers: redactHeaders(headers, Object.keys(custom)),
+      ...(await call(out, request, options, started, auth)),
+      ...transformed,
+      // After the call: an OAuth2 token's header is recorded too (redacted).
+      request_headers: redactHeaders(headers, hidden),
     };
     if (outcome.response_status !== null)
       span.setAttribute("http.response.status_code", outcome.response_status);
@@ -217,22 +278,25 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
   });
 }
 
+/** The attempt's time: the dispatcher's timeout, which its sweeper's deadline is known to exceed, capped by ours. */
+const timeoutOf = (request: AttemptRequestedV1, options: DeliverOptions) =>
+  Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
+
 /** An attempt to a queue, stream, topic or bucket (publish.ts), recorded as an HTTP one is. */
 async function published(
-  url: URL,
+  out: Outgoing,
   request: AttemptRequestedV1,
-  headers: Record<string, string>,
-  custom: Record<string, string>,
   auth: EndpointAuth,
   options: DeliverOptions,
   started: number,
 ): Promise<Outcome> {
   if (!options.transports) return failure("invalid_url", started);
-  const timeoutMs = Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
+  // What a transformation took of the attempt's time is not the destination's.
+  const timeoutMs = Math.max(1, timeoutOf(request, options) - Math.round(performance.now() - started));
   const result = await publish(
-    url,
-    request,
-    headers,
+    out.url,
+    { ...request, payload: out.body },
+    out.headers,
     auth.url_credentials ?? null,
     { transports: options.transports, timeoutMs, allowPrivate: options.allowPrivate },
     timeoutMs,
@@ -242,7 +306,6 @@ async function published(
     response_status: null,
     duration_ms: Math.round(performance.now() - started),
     retry_after_ms: null,
-    request_headers: redactHeaders(headers, Object.keys(custom)),
   };
 }
 
@@ -263,20 +326,18 @@ export function spanUrl(url: URL): string {
 }
 
 async function call(
-  url: URL,
-  headers: Record<string, string>,
+  out: Outgoing,
   request: AttemptRequestedV1,
   options: DeliverOptions,
   started: number,
   auth: EndpointAuth,
 ): Promise<Outcome> {
   try {
-    // The dispatcher's timeout, which its sweeper's deadline is known to exceed, capped by ours.
-    const timeoutMs = Math.min(request.timeout_ms ?? options.timeoutMs, options.timeoutMs);
+    const timeoutMs = timeoutOf(request, options);
     const res =
-      url.protocol === LISTEN_SCHEME
-        ? await relayed(url, request.endpoint_id, headers, request.payload, options, timeoutMs)
-        : await authenticated(url, headers, request, options, timeoutMs, auth);
+      out.url.protocol === LISTEN_SCHEME
+        ? await relayed(out, request.endpoint_id, options, timeoutMs)
+        : await authenticated(out, request, options, timeoutMs, auth);
     const succeeded = res.statusCode >= 200 && res.statusCode < 300;
     const retryAfter =
       res.statusCode === 429 || res.statusCode === 503 ? res.headers["retry-after"] : undefined;
@@ -296,22 +357,23 @@ async function call(
 }
 
 /**
- * The POST, with the endpoint's client certificate and, for OAuth2, its bearer token: on a 401
- * a new token is fetched and the request made once more. Token fetches and requests together
- * take no longer than the attempt may (one deadline for all).
+ * The request, with the endpoint's client certificate and, for OAuth2, its bearer token: on a
+ * 401 a new token is fetched and the request made once more. Token fetches and requests
+ * together take no longer than the attempt may (one deadline for all, a transformation's run
+ * included).
  */
 async function authenticated(
-  url: URL,
-  headers: Record<string, string>,
+  out: Outgoing,
   request: AttemptRequestedV1,
   options: DeliverOptions,
   timeoutMs: number,
   auth: EndpointAuth,
 ): Promise<Raw> {
   const oauth2 = auth.oauth2;
-  if (!oauth2 || !options.tokens) return post(url, headers, request.payload, options, timeoutMs, auth);
+  if (!oauth2 || !options.tokens)
+    return post(out, options, timeoutMs, { tls: auth.tls, ...(out.signal ? { signal: out.signal } : {}) });
   const tokens = options.tokens;
-  const extras = { tls: auth.tls, signal: AbortSignal.timeout(timeoutMs) };
+  const extras = { tls: auth.tls, signal: out.signal ?? AbortSignal.timeout(timeoutMs) };
   const client = clientFor(options, timeoutMs);
   const withToken = async (fresh: boolean) => {
     const token = await tokens.token(
@@ -322,8 +384,8 @@ async function authenticated(
       fresh,
       extras.signal,
     );
-    headers.authorization = `Bearer ${token}`;
-    return post(url, headers, request.payload, options, timeoutMs, extras);
+    out.headers.authorization = `Bearer ${token}`;
+    return post(out, options, timeoutMs, extras);
   };
   const first = await withToken(false);
   return first.statusCode === 401 ? withToken(true) : first;

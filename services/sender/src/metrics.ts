@@ -13,7 +13,7 @@ export function senderMetrics(registry: Registry, broker: Broker) {
   return {
     attempts: new Counter({
       name: "herald_attempts_total",
-      help: "Attempts made, by outcome (succeeded, failed) and error kind",
+      help: "Attempts made, by outcome (succeeded, failed, cancelled) and error kind",
       labelNames: ["outcome", "error"],
       registers: [registry],
     }),
