@@ -158,8 +158,11 @@ describe("listing attempts", () => {
     expect(res.body).toEqual({
       ...one,
       request: {
+        method: "POST",
+        url: one.url,
         headers: null,
         body: `{"type":"order.placed","timestamp":"${event.createdAt.toISOString()}","data":{"i": ${(event.data as { i: number }).i}}}`,
+        transformed: false,
       },
     });
   });

@@ -48,6 +48,8 @@ export const sdkMethods = {
   replayFailedDeliveries: "endpoints.replay",
   previewReplay: "endpoints.previewReplay",
   sendTestEventToEndpoint: "endpoints.sendTestEvent",
+  testEndpointTransformation: "endpoints.testTransformation",
+  testUnsavedTransformation: "endpoints.testUnsavedTransformation",
   endpointHealth: "endpoints.health",
   endpointsHealthFailingFirst: "endpoints.listHealth",
   retrieveReplay: "replays.retrieve",

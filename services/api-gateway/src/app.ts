@@ -3,6 +3,7 @@ import { Broker } from "@herald/broker";
 import { createPool, createPrisma, createSecretBox } from "@herald/db";
 import { DatabaseOutage } from "@herald/db/outage";
 import { Gauge, type Logger, type Registry } from "@herald/runtime";
+import { TransformPool } from "@herald/transform";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { ensureBootstrapAccount } from "./bootstrap.ts";
 import { createCaches } from "./cache.ts";
@@ -103,6 +104,13 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       },
       logger,
     ),
+    // Started with the first transformation saved or tried: an installation without any pays nothing.
+    transforms: new TransformPool({
+      ...config.transformations,
+      cached: 64,
+      // Each waiting try-it holds its event (up to 1 MiB): a few, not many.
+      queuePerOwner: 16,
+    }),
     logger,
     dbOutage,
     placeholders: new Placeholders(prisma, logger),
@@ -126,6 +134,16 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     registers: [registry],
     collect() {
       for (const [kind, count] of Object.entries(deps.schemas.counts)) this.set({ kind }, count);
+    },
+  });
+
+  new Gauge({
+    name: "herald_transformation_work",
+    help: "Endpoints' transformations since start, by kind: runs (try-its), compiles (saves), failures, workers replaced after a run outlived its budget, and runs refused because their owner had too many waiting",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      for (const [kind, count] of Object.entries(deps.transforms.counts)) this.set({ kind }, count);
     },
   });
 
@@ -213,6 +231,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       await prisma.$disconnect();
       await pool.end();
       await deps.schemas.close();
+      await deps.transforms.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Broker } from "@herald/broker";
 import type { Pool, PrismaClient, SecretBox } from "@herald/db";
 import type { DatabaseOutage } from "@herald/db/outage";
 import type { Logger } from "@herald/runtime";
+import type { TransformPool } from "@herald/transform";
 import type { Request } from "express";
 import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -22,6 +23,8 @@ export type Deps = {
   outbox: OutboxRelay;
   secrets: SecretBox;
   schemas: SchemaPool;
+  /** Endpoints' transformations: compiled when saved, run by the try-it routes. */
+  transforms: TransformPool;
   logger: Logger;
   /** The database's outages, logged once each; a failure it explains is a 503, not a 500. */
   dbOutage: DatabaseOutage;

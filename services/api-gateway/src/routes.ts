@@ -12,6 +12,8 @@ import {
   endpointSecretRoutes,
   endpointSecretSchemas,
   testEventRoutes,
+  transformationTestRoutes,
+  transformationTestSchemas,
 } from "./resources/endpoints/index.ts";
 import {
   dryRunRoutes,
@@ -46,6 +48,8 @@ export const routes: RouteSpec[] = [
   ...endpointSecretRoutes,
   ...replayRoutes,
   ...listenRoutes,
+  // Before the test event's /v3/endpoints/{id}/test, which would take `transformation` for an id.
+  ...transformationTestRoutes,
   ...testEventRoutes,
   ...statsRoutes,
   ...endpointHealthRoutes,
@@ -67,6 +71,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...jsonSchemaSchemas,
   ...endpointSchemas,
   ...endpointSecretSchemas,
+  ...transformationTestSchemas,
   ...replaySchemas,
   ...eventSchemas,
   ...dryRunSchemas,

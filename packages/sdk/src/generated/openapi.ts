@@ -57,6 +57,8 @@ export type Endpoint = {
   max_in_flight: number | null;
   /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
   filter: Record<string, unknown> | null;
+  /** JavaScript that reshapes each delivery: it defines `function handler(webhook)`, which receives `{ event_type, event_id, method, url, headers, payload }` (and Svix's `eventType`) and returns it changed: another `payload` (JSON, or a string sent as is), `headers`, `method` (`POST`, `PUT`, `PATCH`) or `url`, or `cancel: true` to skip the delivery (`cancelled`). At most 65,536 bytes (UTF-8); compiled when saved, a syntax error is `400 transformation_invalid` naming the line. Try it first with `POST /v3/endpoints/{id}/transformation/test`. `null` removes it. See docs/transformations.md. */
+  transformation: string | null;
   /** Mutual TLS, as saved: what the certificates are; the key is never shown. */
   tls: {
     client_certificate: {
@@ -124,6 +126,32 @@ export type EndpointSecret = {
   previous_secret_expires_at?: string | null;
 };
 
+export type TransformationTest = {
+  object: "transformation_test";
+  /** The `webhook` handler received: `event_type`, `event_id` (made up for the test), `method`, `url`, `headers` (a saved endpoint's values `[redacted]`) and `payload`, the body Herald would send. */
+  input: Record<string, unknown>;
+  /** The transformation set `cancel: true`: nothing would be sent. */
+  cancelled: boolean;
+  /** The request that would be sent; null when cancelled or failed. */
+  request: {
+    method: "POST" | "PUT" | "PATCH";
+    url: string;
+    /** The headers the transformation's request carries besides Herald's own (`content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature`, which sign `body`), names lower-cased. The endpoint's custom headers, and any that looks like a credential, show `[redacted]`, as in attempts. */
+    headers: Record<string, string>;
+    /** The body that would be sent and signed. */
+    body: string;
+  } | null;
+  /** Why it failed, as a delivery's attempt would fail with `transformation_error`; null otherwise. */
+  error: {
+    kind: "transformation_error";
+    /** `syntax`: it does not compile. `threw`: it threw. `timeout`, `memory`: it ran past TRANSFORMATION_TIMEOUT or TRANSFORMATION_MEMORY_MB. `invalid`: it returned something that is not a request. */
+    cause: "syntax" | "threw" | "timeout" | "memory" | "invalid";
+    message: string;
+    /** The line of the transformation, where known. */
+    line: number | null;
+  } | null;
+};
+
 export type Replay = {
   id: string;
   object: "replay";
@@ -172,7 +200,7 @@ export type ReplayPreview = {
 
 export type Delivery = {
   endpoint: string;
-  /** `pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due. */
+  /** `pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due. `cancelled`: the endpoint's transformation cancelled it (`cancel: true`); nothing was sent. */
   status: "pending" | "succeeded" | "retrying" | "failed" | "dropped" | "cancelled";
   /** Attempts made so far. */
   attempts: number;
@@ -219,6 +247,7 @@ export type Attempt = {
   event: string;
   endpoint: string;
   app: string;
+  /** `pending` until its sender reports, then `succeeded` or `failed` (see `error`), or `cancelled`: the endpoint's transformation cancelled it, and no request was made. */
   status: "pending" | "succeeded" | "failed" | "cancelled";
   attempt_number: number;
   url: string;
@@ -243,6 +272,7 @@ export type AttemptWithRequest = {
   event: string;
   endpoint: string;
   app: string;
+  /** `pending` until its sender reports, then `succeeded` or `failed` (see `error`), or `cancelled`: the endpoint's transformation cancelled it, and no request was made. */
   status: "pending" | "succeeded" | "failed" | "cancelled";
   attempt_number: number;
   url: string;
@@ -259,12 +289,18 @@ export type AttemptWithRequest = {
   sent_at: string | null;
   created_at: string;
   completed_at: string | null;
-  /** The HTTP request of the attempt. Null only when its event no longer exists. */
+  /** The HTTP request of the attempt. Null when its event no longer exists, and on a `cancelled` attempt: its endpoint's transformation cancelled it, and no request was made. */
   request: {
+    /** `POST`, or the method the endpoint's transformation set (`PUT`, `PATCH`). */
+    method: string;
+    /** Where it was sent: the attempt's `url`, or the one the endpoint's transformation set. */
+    url: string;
     /** Every header Herald set (`content-type`, `user-agent`, `webhook-id`, `webhook-timestamp`, `webhook-signature`) and the endpoint's custom headers, as sent, except that a header that looks like a credential shows `[redacted]` in place of its value: `Authorization`, `Proxy-Authorization`, `Cookie`, and any name containing `token`, `secret`, `key`, `password`, `auth`, `session`, `signature` or `credential` (but `webhook-signature`, which is no secret). Herald never stores those values with an attempt; the receiver got them as set. Null while the attempt is pending, and for attempts made before Herald recorded them. */
     headers: Record<string, string> | null;
-    /** The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event. Null once the event's payload was erased. */
+    /** The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event; or the body the endpoint's transformation made, its first 65,536 bytes. Null once the event's payload was erased. */
     body: string | null;
+    /** Whether the endpoint's transformation made this request (docs/transformations.md): then `method`, `url` and `body` are its, as sent. */
+    transformed: boolean;
   } | null;
 };
 
@@ -646,6 +682,8 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
+      /** JavaScript that reshapes each delivery: it defines `function handler(webhook)`, which receives `{ event_type, event_id, method, url, headers, payload }` (and Svix's `eventType`) and returns it changed: another `payload` (JSON, or a string sent as is), `headers`, `method` (`POST`, `PUT`, `PATCH`) or `url`, or `cancel: true` to skip the delivery (`cancelled`). At most 65,536 bytes (UTF-8); compiled when saved, a syntax error is `400 transformation_invalid` naming the line. Try it first with `POST /v3/endpoints/{id}/transformation/test`. `null` removes it. See docs/transformations.md. */
+      transformation?: string | null;
       /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, the certificates to trust for the endpoint's server instead of the public roots (not for the token URL). PEM text around the blocks is dropped, and what is saved is re-encoded. The key, RSA of 2048 to 4096 bits, EC on P-256, P-384 or P-521, or Ed25519, is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
       tls?: {
         /** The client certificate, the leaf first, then any intermediates: PEM text. */
@@ -732,6 +770,8 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
+      /** JavaScript that reshapes each delivery: it defines `function handler(webhook)`, which receives `{ event_type, event_id, method, url, headers, payload }` (and Svix's `eventType`) and returns it changed: another `payload` (JSON, or a string sent as is), `headers`, `method` (`POST`, `PUT`, `PATCH`) or `url`, or `cancel: true` to skip the delivery (`cancelled`). At most 65,536 bytes (UTF-8); compiled when saved, a syntax error is `400 transformation_invalid` naming the line. Try it first with `POST /v3/endpoints/{id}/transformation/test`. `null` removes it. See docs/transformations.md. */
+      transformation?: string | null;
       /** Mutual TLS: a client certificate and its private key (unencrypted), which Herald presents to the endpoint; and `ca_certificate`, the certificates to trust for the endpoint's server instead of the public roots (not for the token URL). PEM text around the blocks is dropped, and what is saved is re-encoded. The key, RSA of 2048 to 4096 bits, EC on P-256, P-384 or P-521, or Ed25519, is write-only: sealed at rest and in messages. In an update a field left out keeps its value (as does `[redacted]`), `null` removes it, and `tls: null` removes all. */
       tls?: {
         /** The client certificate, the leaf first, then any intermediates: PEM text. */
@@ -844,6 +884,49 @@ export type Operations = {
     };
     body: undefined;
     response: Record<string, unknown>;
+  };
+  /** Test an unsaved transformation: `POST /v3/endpoints/transformation/test` */
+  testUnsavedTransformation: {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The app's id or its uid. */
+      app: string;
+      /** The source to try, as `transformation` on create. */
+      transformation: string;
+      /** The endpoint's URL, as on create. */
+      url: string;
+      /** The endpoint's custom headers, as on create: the run sees them, the answer shows them `[redacted]`. */
+      headers?: Record<string, string>;
+      /** Run it on this event type's example payload (its schema's, or `{}`). Send this or `event`. */
+      event_type?: string;
+      /** Run it on this event: its type and data, as `POST /v3/events` takes them (neither is checked against the type). Send this or `event_type`. In a form body, a JSON string. */
+      event?: {
+        type: string;
+        data: Record<string, unknown>;
+      };
+    };
+    response: TransformationTest;
+  };
+  /** Test an endpoint's transformation: `POST /v3/endpoints/{id}/transformation/test` */
+  testEndpointTransformation: {
+    params: {
+      /** The endpoint's id. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Try this instead of the saved one. */
+      transformation?: string;
+      /** Run it on this event type's example payload (its schema's, or `{}`). Send this or `event`. */
+      event_type?: string;
+      /** Run it on this event: its type and data, as `POST /v3/events` takes them (neither is checked against the type). Send this or `event_type`. In a form body, a JSON string. */
+      event?: {
+        type: string;
+        data: Record<string, unknown>;
+      };
+    };
+    response: TransformationTest;
   };
   /** Send a test event to an endpoint: `POST /v3/endpoints/{id}/test` */
   sendTestEventToEndpoint: {
@@ -1072,6 +1155,8 @@ export type Operations = {
       max_in_flight?: number | null;
       /** Only events this MongoDB-style query matches, over `id`, `type`, `app` and `data` by dotted path: `{"type": "order.created", "data.amount": {"$gte": 100}}`. Operators: `$eq`, `$ne`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`, `$and`, `$or`; a key on an array looks into each item, a number picks one; an absent path counts as `null`; `app` is the app id. At most 4096 characters, 6 levels, 64 conditions and 16 keys a path. `null`: every event its `event_types` take. In a form body, a JSON string. `POST /v3/events/dry-run` says which endpoints an event would reach, and why not. */
       filter?: Record<string, unknown> | null;
+      /** JavaScript that reshapes each delivery: it defines `function handler(webhook)`, which receives `{ event_type, event_id, method, url, headers, payload }` (and Svix's `eventType`) and returns it changed: another `payload` (JSON, or a string sent as is), `headers`, `method` (`POST`, `PUT`, `PATCH`) or `url`, or `cancel: true` to skip the delivery (`cancelled`). At most 65,536 bytes (UTF-8); compiled when saved, a syntax error is `400 transformation_invalid` naming the line. Try it first with `POST /v3/endpoints/{id}/transformation/test`. `null` removes it. See docs/transformations.md. */
+      transformation?: string | null;
       /** A signing secret of your own: `whsec_` and base64 of 24 to 64 bytes. */
       secret?: string;
     };
@@ -1458,6 +1543,8 @@ export const operations = {
   previewReplay: { method: "GET", path: "/v3/endpoints/{id}/replay/preview" },
   retrieveReplay: { method: "GET", path: "/v3/replays/{id}" },
   listenForDeliveriesOverWebsocket: { method: "GET", path: "/v3/listen" },
+  testUnsavedTransformation: { method: "POST", path: "/v3/endpoints/transformation/test" },
+  testEndpointTransformation: { method: "POST", path: "/v3/endpoints/{id}/transformation/test" },
   sendTestEventToEndpoint: { method: "POST", path: "/v3/endpoints/{id}/test" },
   attemptStatistics: { method: "GET", path: "/v3/stats/attempts" },
   endpointHealth: { method: "GET", path: "/v3/endpoints/{id}/stats" },

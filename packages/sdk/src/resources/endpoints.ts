@@ -1,5 +1,11 @@
 import type { Body, Query, Result, Transport } from "../client.ts";
-import type { Endpoint, EndpointSecret, Replay, ReplayPreview } from "../generated/openapi.ts";
+import type {
+  Endpoint,
+  EndpointSecret,
+  Replay,
+  ReplayPreview,
+  TransformationTest,
+} from "../generated/openapi.ts";
 import type { RequestOptions } from "../options.ts";
 import type { Page, PageIterator } from "../paging.ts";
 
@@ -70,6 +76,27 @@ export class Endpoints {
     options?: RequestOptions,
   ): Promise<Result<"sendTestEventToEndpoint">> {
     return this.transport.call("sendTestEventToEndpoint", { params: { id }, body: params }, options);
+  }
+
+  /**
+   * `POST /v3/endpoints/{id}/transformation/test`: runs its transformation (or `transformation`,
+   * an edit not saved yet) on `event_type`'s example or on `event`: the request it would send,
+   * `cancelled`, or the `error` with its line. Nothing is stored or sent.
+   */
+  testTransformation(
+    id: string,
+    params: Body<"testEndpointTransformation">,
+    options?: RequestOptions,
+  ): Promise<TransformationTest> {
+    return this.transport.call("testEndpointTransformation", { params: { id }, body: params }, options);
+  }
+
+  /** `POST /v3/endpoints/transformation/test`: the same for an endpoint not made yet (`app`, `url`, `headers`). */
+  testUnsavedTransformation(
+    params: Body<"testUnsavedTransformation">,
+    options?: RequestOptions,
+  ): Promise<TransformationTest> {
+    return this.transport.call("testUnsavedTransformation", { body: params }, options);
   }
 
   /** `GET /v3/endpoints/{id}/stats`: its attempts over the last 24 hours and how deliveries to it go now. */

@@ -110,6 +110,10 @@ curl "$HERALD_URL/v3/events" -H "Authorization: Bearer $HERALD_API_KEY" \\
               "The schedule ran out, or the endpoint was disabled. A replay puts it back to `pending`.",
             ],
             ["dropped", "The endpoint was deleted while an attempt was still due."],
+            [
+              "cancelled",
+              "The endpoint's transformation cancelled it (`cancel: true`): nothing was sent. Neither a success nor a failure.",
+            ],
           ].map(([status, meaning]) => [literal(status), inline(meaning ?? "")]),
         ),
     ],

@@ -82,7 +82,11 @@ const attemptSchema: Schema = {
     event: { type: "string" },
     endpoint: { type: "string" },
     app: { type: "string" },
-    status: { enum: [...ATTEMPT_STATUSES] },
+    status: {
+      enum: [...ATTEMPT_STATUSES],
+      description:
+        "`pending` until its sender reports, then `succeeded` or `failed` (see `error`), or `cancelled`: the endpoint's transformation cancelled it, and no request was made.",
+    },
     attempt_number: { type: "integer", minimum: 1 },
     url: { type: "string" },
     response_status: { type: ["integer", "null"] },
@@ -112,8 +116,17 @@ const attemptSchema: Schema = {
 
 const requestSchema: Schema = {
   type: ["object", "null"],
-  required: ["headers", "body"],
+  required: ["method", "url", "headers", "body", "transformed"],
   properties: {
+    method: {
+      type: "string",
+      examples: ["POST"],
+      description: "`POST`, or the method the endpoint's transformation set (`PUT`, `PATCH`).",
+    },
+    url: {
+      type: "string",
+      description: "Where it was sent: the attempt's `url`, or the one the endpoint's transformation set.",
+    },
     headers: {
       type: ["object", "null"],
       additionalProperties: { type: "string" },
@@ -134,10 +147,16 @@ const requestSchema: Schema = {
     body: {
       type: ["string", "null"],
       description:
-        'The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event. Null once the event\'s payload was erased.',
+        'The request body byte for byte: `{"type":…,"timestamp":…,"data":…}`, the same for every attempt of the event; or the body the endpoint\'s transformation made, its first 65,536 bytes. Null once the event\'s payload was erased.',
+    },
+    transformed: {
+      type: "boolean",
+      description:
+        "Whether the endpoint's transformation made this request (docs/transformations.md): then `method`, `url` and `body` are its, as sent.",
     },
   },
-  description: "The HTTP request of the attempt. Null only when its event no longer exists.",
+  description:
+    "The HTTP request of the attempt. Null when its event no longer exists, and on a `cancelled` attempt: its endpoint's transformation cancelled it, and no request was made.",
 };
 
 export const attemptSchemas: Record<string, Schema> = {
@@ -149,11 +168,23 @@ export const attemptSchemas: Record<string, Schema> = {
   },
 };
 
-/** The request an attempt sent: its recorded headers, and the body rebuilt as the dispatcher built it. */
-async function requestOf(
-  deps: Pick<Deps, "pool">,
-  attempt: { eventId: string; endpointId: string; requestHeaders: unknown },
-) {
+type SentRow = {
+  eventId: string;
+  endpointId: string;
+  status: string;
+  url: string;
+  requestHeaders: unknown;
+  requestMethod: string | null;
+  requestUrl: string | null;
+  requestBody: string | null;
+};
+
+/**
+ * The request an attempt sent: its recorded headers, and the body rebuilt as the dispatcher
+ * built it, or the method, URL and body a transformation made, as the sender recorded them.
+ */
+async function requestOf(deps: Pick<Deps, "pool">, attempt: SentRow) {
+  if (attempt.status === "cancelled") return null;
   const { rows } = await deps.pool.query<{
     type: string;
     data: string;
@@ -167,13 +198,17 @@ async function requestOf(
   );
   const event = rows[0];
   if (!event) return null;
+  const { requestMethod, requestUrl, requestBody } = attempt;
   return {
+    method: requestMethod ?? "POST",
+    url: requestUrl ?? attempt.url,
     // Redacted again when shown, the endpoint's own header names included: attempts recorded
     // before senders redacted, or before custom header values were write-only, are covered too.
     headers: attempt.requestHeaders
       ? redactHeaders(attempt.requestHeaders as Record<string, string>, Object.keys(event.headers ?? {}))
       : null,
-    body: event.erased ? null : webhookPayload(event.type, event.created_at, event.data),
+    body: event.erased ? null : (requestBody ?? webhookPayload(event.type, event.created_at, event.data)),
+    transformed: requestMethod !== null || requestUrl !== null || requestBody !== null,
   };
 }
 

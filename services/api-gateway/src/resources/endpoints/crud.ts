@@ -43,6 +43,7 @@ import {
 } from "./input.ts";
 import { serializeEndpoint } from "./object.ts";
 import { heldBehind } from "./order.ts";
+import { checkTransformation } from "./transformation.ts";
 
 /** A page of the account's live endpoints matching `where`, newest first. */
 export async function endpointPage(
@@ -119,10 +120,11 @@ type EndpointInput = AuthInput & {
   max_in_flight?: number | null;
   ordering?: "none" | "fifo";
   filter?: Record<string, unknown> | null;
+  transformation?: string | null;
 };
 
 /** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
-async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, operational: boolean) {
+async function checkedInput(deps: Deps, account: Account, body: EndpointInput, operational: boolean) {
   return {
     ...(body.url !== undefined ? { url: checkEndpointUrl(body.url, deps.config.destinationTypes).url } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
@@ -130,7 +132,7 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, 
       ? {
           eventTypes: operational
             ? checkOperationalTypes(body.event_types)
-            : await checkEventTypes(deps.prisma, accountId, body.event_types),
+            : await checkEventTypes(deps.prisma, account.id, body.event_types),
         }
       : {}),
     ...(body.headers !== undefined ? { headers: checkHeaders(body.headers) } : {}),
@@ -138,6 +140,9 @@ async function checkedInput(deps: Deps, accountId: string, body: EndpointInput, 
     ...(body.max_in_flight !== undefined ? { maxInFlight: body.max_in_flight } : {}),
     ...(body.ordering !== undefined ? { ordering: body.ordering } : {}),
     ...(body.filter !== undefined ? { filter: checkFilter(body.filter) } : {}),
+    ...(body.transformation !== undefined
+      ? { transformation: await checkTransformation(deps, account, body.transformation) }
+      : {}),
     ...(body.disabled !== undefined
       ? {
           disabled: body.disabled,
@@ -157,7 +162,7 @@ export async function createEndpoint(
   app: { id: string; ref: string; operational: boolean },
   body: CreateInput,
 ) {
-  const input = await checkedInput(deps, account.id, body, app.operational);
+  const input = await checkedInput(deps, account, body, app.operational);
   checkAuthFits(input.url!, body);
   const credentials = checkEndpointUrl(body.url, deps.config.destinationTypes).credentials;
   if (credentials === "kept")
@@ -282,7 +287,7 @@ export const endpointRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Update an endpoint",
     description:
-      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`; `filter: null` removes the filter.",
+      "Fields you send replace the current ones (`headers` as a whole map, where a value of exactly `[redacted]` keeps the one saved). Enabling clears `disabled_reason`; `filter: null` removes the filter, `transformation: null` the transformation.",
     formJson: ["filter"],
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields, ...authFields } },
@@ -290,7 +295,7 @@ export const endpointRoutes: RouteSpec[] = [
     async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
-      const input = await checkedInput(deps, account.id, body, found.app.operational);
+      const input = await checkedInput(deps, account, body, found.app.operational);
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.

@@ -14,6 +14,7 @@ import { Prisma, type PrismaClient } from "@herald/db";
 import { invalid } from "../../http/errors.ts";
 import type { Schema } from "../../http/route.ts";
 import { limitFields } from "./state.ts";
+import { transformationField } from "./transformation.ts";
 
 /**
  * Endpoint inputs that need more than a JSON schema: the URL, the signing secret, the event
@@ -201,6 +202,7 @@ export const endpointFields: Record<string, Schema> = {
   disabled: { type: "boolean", description: "A disabled endpoint receives nothing." },
   ...limitFields,
   filter: filterField,
+  transformation: transformationField,
 };
 
 /**

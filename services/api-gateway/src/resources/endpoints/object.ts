@@ -5,6 +5,7 @@ import { shownHeaders } from "./headers.ts";
 import { filterField } from "./input.ts";
 import type { HeldBehind } from "./order.ts";
 import { deliveryState, deliveryStateSchema, type FlowRow, limitFields } from "./state.ts";
+import { transformationField } from "./transformation.ts";
 
 /** The endpoint object: how a row is shown (`serializeEndpoint`) and its schema in the API reference. */
 export type EndpointRow = {
@@ -20,6 +21,7 @@ export type EndpointRow = {
   maxInFlight: number | null;
   ordering: string;
   filter: unknown;
+  transformation: string | null;
   /** What is shown of its authentication (auth.ts); null: none. */
   auth: unknown;
   flow?: FlowRow | null;
@@ -43,6 +45,7 @@ export const serializeEndpoint = (e: EndpointRow, held: HeldBehind | null = null
   max_in_flight: e.maxInFlight,
   ordering: e.ordering,
   filter: e.filter ?? null,
+  transformation: e.transformation,
   ...shownAuth(e.auth),
   delivery_state: deliveryState(e, new Date(), held),
   created_at: iso(e.createdAt),
@@ -66,6 +69,7 @@ export const endpointSchemas: Record<string, Schema> = {
       "max_in_flight",
       "ordering",
       "filter",
+      "transformation",
       "tls",
       "oauth2",
       "delivery_state",
@@ -88,6 +92,7 @@ export const endpointSchemas: Record<string, Schema> = {
       },
       ...limitFields,
       filter: filterField,
+      transformation: transformationField,
       ...authShownSchemas,
       delivery_state: deliveryStateSchema,
       created_at: timestamp,

@@ -77,7 +77,7 @@ export const eventSchemas: Record<string, Schema> = {
       status: {
         enum: [...DELIVERY_STATUSES],
         description:
-          "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due.",
+          "`pending`: an attempt is scheduled or in flight. `succeeded`: an attempt got a 2xx. `retrying`: the last attempt failed and another is scheduled. `failed`: the schedule ran out or the endpoint was disabled (a replay puts it back to `pending`). `dropped`: the endpoint was deleted, or the event's payload erased, while an attempt was due. `cancelled`: the endpoint's transformation cancelled it (`cancel: true`); nothing was sent.",
       },
       attempts: { type: "integer", description: "Attempts made so far." },
       last_attempt_at: nullableTimestamp,

@@ -10,7 +10,8 @@ import { deliveriesOf } from "./deliveries.ts";
  * Erasing an event's payload, the data protection request every product backend gets: `data`
  * becomes `{}` for good and `data_erased_at` says when; the event's type, times, deliveries and
  * attempts stay. In the same transaction an `event.erased.v1` goes to the outbox, on which the
- * dispatcher drops the event's pending and retrying deliveries.
+ * dispatcher drops the event's pending and retrying deliveries. The bodies transformations
+ * made of it, kept on its attempts, are blanked with it.
  */
 export const eventErasureRoutes: RouteSpec[] = [
   {
@@ -39,6 +40,8 @@ export const eventErasureRoutes: RouteSpec[] = [
           where: { id: found.id, dataErasedAt: null },
           data: { data: {}, dataBytes: 2, dataErasedAt: erasedAt },
         });
+        // A transformation's request bodies, kept on the attempts, are the payload too.
+        await tx.$executeRaw`UPDATE attempts SET request_body = NULL WHERE event_id = ${found.id} AND request_body IS NOT NULL`;
         // Gone meanwhile (its app purged, its retention run out): as if it never was.
         const event = await tx.event.findUnique({ where: { id: found.id } });
         if (!event) throw notFound("event", found.id);

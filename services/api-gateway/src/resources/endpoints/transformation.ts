@@ -1,0 +1,71 @@
+import { TransformationError } from "@herald/transform";
+import type { Account, Deps } from "../../context.ts";
+import { invalid } from "../../http/errors.ts";
+import type { Schema } from "../../http/route.ts";
+
+/**
+ * An endpoint's transformation (packages/transform): JavaScript defining `handler(webhook)`,
+ * which the senders run before each attempt. The gateway compiles it when it is saved, so a
+ * syntax error is a 400 naming its line then, not a failed attempt later, and runs it for the
+ * try-it routes (transformationTest.ts).
+ */
+
+/** The most a transformation's source may be, in UTF-8 bytes: the database checks it too (migration 0023). */
+export const TRANSFORMATION_MAX_BYTES = 65_536;
+
+export const transformationField: Schema = {
+  type: ["string", "null"],
+  maxLength: TRANSFORMATION_MAX_BYTES,
+  description:
+    "JavaScript that reshapes each delivery: it defines `function handler(webhook)`, which receives `{ event_type, event_id, method, url, headers, payload }` (and Svix's `eventType`) and returns it changed: another `payload` (JSON, or a string sent as is), `headers`, `method` (`POST`, `PUT`, `PATCH`) or `url`, or `cancel: true` to skip the delivery (`cancelled`). At most 65,536 bytes (UTF-8); compiled when saved, a syntax error is `400 transformation_invalid` naming the line. Try it first with `POST /v3/endpoints/{id}/transformation/test`. `null` removes it. See docs/transformations.md.",
+};
+
+/**
+ * Who waits on the transformation workers: the account through its API, or one of its
+ * customers' portal sessions, so that one customer's editor cannot fill the account's queue.
+ */
+export const transformOwner = (account: Account): string =>
+  account.via === "portal" && account.session ? `${account.id}:portal:${account.session.id}` : account.id;
+
+/** Refuses a source over TRANSFORMATION_MAX_BYTES. */
+export function checkSize(source: string, param = "transformation"): string {
+  const bytes = Buffer.byteLength(source, "utf8");
+  if (bytes > TRANSFORMATION_MAX_BYTES)
+    throw invalid(
+      param,
+      `transformation is ${bytes} bytes (UTF-8); at most ${TRANSFORMATION_MAX_BYTES}.`,
+      "transformation_invalid",
+    );
+  return source;
+}
+
+/**
+ * The transformation to save: checked and compiled (its top level run once, within the run's
+ * budget), or null to remove it. A source that does not compile is a 400 at `transformation`
+ * whose message names the cause and the line: `SyntaxError: unexpected token in expression:
+ * ';' (line 2)`.
+ */
+export async function checkTransformation(
+  deps: Pick<Deps, "transforms">,
+  account: Account,
+  source: string | null,
+): Promise<string | null> {
+  if (source === null) return null;
+  checkSize(source);
+  // A cheap first word: an empty or pasted-wrong source is refused here; one that names
+  // `handler` without defining it fails its try-it run, saying so.
+  if (!/\bhandler\b/.test(source))
+    throw invalid(
+      "transformation",
+      "transformation must define function handler(webhook).",
+      "transformation_invalid",
+    );
+  try {
+    await deps.transforms.compile(transformOwner(account), source);
+  } catch (err) {
+    if (err instanceof TransformationError)
+      throw invalid("transformation", err.message, "transformation_invalid");
+    throw err;
+  }
+  return source;
+}
