@@ -225,9 +225,14 @@ export class TransformPool {
         ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
       };
       // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
-      // twice that (and the compile's budget too when it compiles first).
+      // twice that (and the compile's budget too when it compiles first). Decided after the
+      // messages that came meanwhile are read (setImmediate: past the event loop's poll): when
+      // this thread's loop stalled, the timer runs first, and the answer may be waiting.
       const budget = this.options.timeoutMs * (cold ? 2 : 1);
-      slot.timer = setTimeout(() => this.lost(slot, overBudget(this.options.timeoutMs)), budget * 2 + 100);
+      const late = () => {
+        if (slot.job === job) this.lost(slot, overBudget(this.options.timeoutMs));
+      };
+      slot.timer = setTimeout(() => setImmediate(late), budget * 2 + 100);
       slot.worker.postMessage(request);
     }
   }
