@@ -100,6 +100,10 @@ describe("saving a transformation", () => {
     const throws = await update("function handler(w) { return w; }\nnull.x;");
     expect(throws.status).toBe(400);
     expect(throws.body.error.message).toMatch(/^TypeError: .+ \(line 2\)$/);
+    // A top level that never ends is refused too, once a second try has run out its budget.
+    const loops = await update("function handler(w) { return w; }\nwhile (true) {}");
+    expect(loops.status).toBe(400);
+    expect(loops.body.error.message).toContain(`${BUDGET_MS} ms budget`);
   });
 
   it("removes it with null", async () => {
