@@ -1,4 +1,5 @@
 import { type Command, GLOBAL_HELP, helpOf, parse } from "./command.ts";
+import { endpointCommands } from "./commands/endpoints.ts";
 import { listenCommand } from "./commands/listen.ts";
 import { configCommand, loginCommand, logoutCommand } from "./commands/login.ts";
 import { replayCommand } from "./commands/replay.ts";
@@ -14,6 +15,7 @@ const commands: Command[] = [
   logoutCommand,
   configCommand,
   ...resourceCommands,
+  ...endpointCommands,
   sendCommand,
   replayCommand,
   tailCommand,

@@ -1,6 +1,7 @@
 import type { App, Attempt, Endpoint, Event, EventType, Herald, PageIterator } from "@herald/sdk";
 import { type Command, type Context, int, oneOf, str } from "../command.ts";
 import { type Column, clean, dim, fields, json, note, out, status, table, time } from "../output.ts";
+import { showEndpoint } from "./endpoints.ts";
 
 /** The list and show commands of each resource, with the API's filters as flags. */
 
@@ -102,8 +103,8 @@ export const attemptColumns: Column<Attempt>[] = [
   { header: "AT", value: (a) => time(a.completed_at ?? a.scheduled_at) },
 ];
 
-const EVENT_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped"] as const;
-const ATTEMPT_STATUSES = ["pending", "succeeded", "failed"] as const;
+const EVENT_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped", "cancelled"] as const;
+const ATTEMPT_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
 
 export const resourceCommands: Command[] = [
   {
@@ -141,7 +142,7 @@ export const resourceCommands: Command[] = [
         ctx.herald().endpoints.health(id),
       ]);
       if (ctx.json) out(json({ ...endpoint, health }));
-      else out(`${fields(endpoint)}\n${dim("health (24 h)")}  ${JSON.stringify(health)}`);
+      else out(showEndpoint(endpoint, `${dim("health (24 h)")}  ${JSON.stringify(health)}`));
       return 0;
     },
   },

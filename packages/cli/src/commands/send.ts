@@ -4,7 +4,7 @@ import { UsageError } from "../errors.ts";
 import { dim, green, json, out, red, table } from "../output.ts";
 
 /** `--data`: JSON inline, `@file.json`, or `-` for stdin. */
-function readData(raw: string | undefined): Record<string, unknown> {
+export function readData(raw: string | undefined): Record<string, unknown> {
   if (raw === undefined) return {};
   let text = raw;
   try {

@@ -119,7 +119,7 @@ export const tailCommand: Command = {
   help: `  --app APP          one app's (id or uid)
   --endpoint EP      to this endpoint
   --event EVT        of this event
-  --status STATUS    only succeeded, or only failed
+  --status STATUS    only succeeded, only failed, or only cancelled
   --last N           the last N attempts first (default 0)
 
 With --json, one attempt per line (NDJSON).`,
@@ -136,7 +136,7 @@ With --json, one attempt per line (NDJSON).`,
       endpoint: str(ctx.values, "endpoint"),
       event: str(ctx.values, "event"),
     };
-    const only = oneOf(ctx.values, "status", ["succeeded", "failed"] as const);
+    const only = oneOf(ctx.values, "status", ["succeeded", "failed", "cancelled"] as const);
     const last = int(ctx.values, "last", 0, 0, 100);
     const print = (a: Attempt) => {
       if (only && a.status !== only) return;
