@@ -83,15 +83,24 @@ export function publish(
           resolve: (host) => resolveGuarded(host, options.allowPrivate),
         },
       );
-      return { succeeded: true, error: null, response_body: receipt.detail };
+      return { succeeded: true, error: null, response_body: bounded(receipt.detail) };
     } catch (err) {
       const kind: ErrorKind =
         err instanceof TransportError ? err.kind : signal.aborted ? "timeout" : errorKind(err);
       span.setAttribute("error.type", kind);
       span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
       // What the server said is the attempt's response body, as a token server's refusal is.
-      const said = err instanceof TransportError ? err.message : null;
+      const said = err instanceof TransportError ? bounded(err.message) : null;
       return { succeeded: false, error: kind, response_body: said };
     }
   });
 }
+
+/**
+ * A receipt or a server's words, at most what an HTTP response body is kept to: a destination
+ * chooses them (an XADD id, a JetStream stream name, an error reply), and may make them long.
+ */
+function bounded(text: string): string {
+  return text.length > RECORDED_TEXT_CHARS ? `${text.slice(0, RECORDED_TEXT_CHARS)}…` : text;
+}
+const RECORDED_TEXT_CHARS = 4096;

@@ -9,6 +9,7 @@ import amqp, {
   type ConfirmChannel,
   type SocketOptions,
 } from "amqplib";
+import { guardFrames } from "./amqpFrames.ts";
 import { InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
 import {
@@ -199,9 +200,14 @@ async function open(
       // (on a channel never opened): errorKind.ts reads its code (none: connection_error).
       throw err;
     }
-    const inbound = new InboundLimit(`RabbitMQ at ${where}`);
+    let contentPending = () => false;
+    const inbound = new InboundLimit(`RabbitMQ at ${where}`, {
+      echoes: true,
+      canReset: () => !contentPending(),
+    });
     const stream = socket(model);
     if (stream) inbound.watch(stream);
+    contentPending = guardFrames(model, inbound);
     const connection: Connection = { model, where, idle: [], broken: false, inbound };
     // A connection that fails or closes is dropped; its 'error' never goes unheard.
     model.on("error", () => onBroken(connection));
@@ -330,7 +336,7 @@ export function createAmqpTransport(
           release(connection, channel);
       } catch (err) {
         settle(false);
-        if (connection.inbound.overflow) throw connection.inbound.overflow;
+        if (connection.inbound.violation) throw connection.inbound.violation;
         if (err instanceof TransportError && err.kind === "timeout") {
           // Open but silent (a half-open socket, a broker that stopped answering): never reused.
           connection.broken = true;
@@ -358,7 +364,7 @@ export function createAmqpTransport(
           );
         case "closed": {
           const error = outcome.error;
-          if (connection.inbound.overflow) throw connection.inbound.overflow;
+          if (connection.inbound.violation) throw connection.inbound.violation;
           if (!error)
             throw new TransportError(
               "connection_error",

@@ -91,7 +91,7 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
       {
         protocolVersion: 5,
         // The server is told what we take; a server that ignores it meets inbound.ts's bound.
-        properties: { maximumPacketSize: INBOUND_SLACK_BYTES },
+        properties: { maximumPacketSize: INBOUND_SLACK_BYTES, receiveMaximum: 1 },
         // 22 of [0-9a-z]: within the 23 characters every server must accept.
         clientId: `herald${randomBytes(8).toString("hex")}`,
         clean: true,
@@ -113,6 +113,11 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
     });
     client.on("disconnect", (packet) => {
       disconnectCode = packet.reasonCode ?? null;
+    });
+    // Herald subscribes to nothing: a PUBLISH from the server is no answer, and mqtt.js would
+    // keep each QoS 2 one until a PUBREL that need never come.
+    client.on("packetreceive", (packet) => {
+      if (packet.cmd === "publish") inbound.end("sent a PUBLISH, though Herald subscribes to nothing");
     });
 
     const connack = await new Promise<IConnackPacket>((resolve, reject) => {
@@ -139,7 +144,7 @@ export function createMqttTransport(options: { maxConnections?: number } = {}): 
         );
       const onClose = () =>
         settle(
-          inbound.overflow ??
+          inbound.violation ??
             lastError ??
             new TransportError("connection_error", `${where} closed the connection`),
         );
@@ -254,7 +259,7 @@ async function publish(
     return { detail: `topic ${topic}, QoS ${qos}, packet id ${packetId}` };
   } catch (err) {
     settle(err instanceof ErrorWithReasonCode);
-    if (connection.inbound.overflow) throw connection.inbound.overflow;
+    if (connection.inbound.violation) throw connection.inbound.violation;
     if (err instanceof ErrorWithReasonCode)
       throw new TransportError("rejected", `${where} refused the message on ${topic}: ${reason(err.code)}`);
     // The client's own ("Connection closed", "client disconnecting"): the connection, not the message.

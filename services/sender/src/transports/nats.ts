@@ -140,8 +140,8 @@ export function createNatsTransport(options: { maxConnections?: number } = {}): 
         settle(true);
         return receipt;
       } catch (err) {
-        const overflow = c.inbound.overflow;
-        if (overflow) throw new TransportError(overflow.kind, `${where(target)}: ${overflow.message}`);
+        const violation = c.inbound.violation;
+        if (violation) throw new TransportError(violation.kind, `${where(target)}: ${violation.message}`);
         const failure = publishError(err, target);
         settle(failure instanceof TransportError && failure.kind === "rejected");
         // A connection that stopped answering (or closed) is not kept: the next send reconnects.

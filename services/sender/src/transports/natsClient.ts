@@ -53,11 +53,13 @@ NodeTransport.prototype.close = function (this: Patched, err?: Error) {
 
 // What the server sends is counted (inbound.ts) from its first byte: nats.js gathers the INFO
 // that opens a connection until its line ends, and later a MSG until its payload is all there,
-// however large either says it is.
+// however large either says it is. The INFO gets 64 KiB: nats.js scans all it has so far on
+// every chunk, so a line that never ends costs time as the square of its length.
+const INFO_BYTES = 64 * 1024;
 const peekInfo = NodeTransport.prototype.peekInfo;
 NodeTransport.prototype.peekInfo = function (this: Patched) {
   const info = peekInfo.call(this);
-  this.inbound = new InboundLimit("the server");
+  this.inbound = new InboundLimit("the server", { slackBytes: INFO_BYTES });
   this.inbound.watch(this.socket);
   return info;
 };

@@ -3,6 +3,7 @@ import type { RedisTarget } from "@herald/contracts/destinations";
 import { Redis, ReplyError } from "ioredis";
 import { InboundLimit, messageBytes } from "./inbound.ts";
 import { ConnectionPool, connectionKey, untilAborted } from "./pool.ts";
+import { guardReplies } from "./redisReplies.ts";
 import {
   type Message,
   type Receipt,
@@ -45,7 +46,7 @@ export function createRedisTransport(options: { maxConnections?: number } = {}):
       // connection may be half open) ends it. An XADD that timed out may still have been added:
       // a retry then adds a second entry with the same `webhook-id`, for the consumer to skip.
       if (!(err instanceof ReplyError)) pool.drop(key, client);
-      throw inbound?.overflow ?? failure(err, context.credentials);
+      throw inbound?.violation ?? failure(err, context.credentials);
     }
   }
 
@@ -107,6 +108,7 @@ async function open(
   // The socket exists from ioredis's 'connect' (emitted before any reply can be read) on.
   const inbound = new InboundLimit(where);
   limits.set(client, inbound);
+  guardReplies(client, inbound);
   client.once("connect", () => {
     if (client.stream) inbound.watch(client.stream);
   });
@@ -119,7 +121,7 @@ async function open(
   } catch (err) {
     client.disconnect();
     const cause = err instanceof TransportError || err instanceof ReplyError ? err : (reason ?? err);
-    throw inbound.overflow ?? failure(cause, credentials);
+    throw inbound.violation ?? failure(cause, credentials);
   }
 }
 
