@@ -225,14 +225,15 @@ export class TransformPool {
         ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
       };
       // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
-      // twice that (and the compile's budget too when it compiles first). Decided after the
-      // messages that came meanwhile are read (setImmediate: past the event loop's poll): when
-      // this thread's loop stalled, the timer runs first, and the answer may be waiting.
+      // twice that (and the compile's budget too when it compiles first), and UNANSWERED_MS.
+      // Decided after the messages that came meanwhile are read (setImmediate: past the event
+      // loop's poll): when this thread's loop stalled, the timer runs first, and the answer may
+      // be waiting.
       const budget = this.options.timeoutMs * (cold ? 2 : 1);
       const late = () => {
         if (slot.job === job) this.lost(slot, overBudget(this.options.timeoutMs));
       };
-      slot.timer = setTimeout(() => setImmediate(late), budget * 2 + 100);
+      slot.timer = setTimeout(() => setImmediate(late), budget * 2 + UNANSWERED_MS);
       slot.worker.postMessage(request);
     }
   }
@@ -250,6 +251,16 @@ export class TransformPool {
     return undefined;
   }
 }
+
+/**
+ * How long past twice its budget a run may go unanswered before its worker is ended. Only a
+ * native call QuickJS cannot interrupt (a huge JSON.stringify, an allocation) should ever
+ * reach it, and such code loses little by a second more on its one worker. Tighter (100 ms
+ * was), a run was ended for want of CPU: a worker starting beside it, compiling QuickJS's
+ * WebAssembly, starved it on a machine of two cores; its attempt failed as the customer's
+ * transformation_error, and the worker started in its place starved the next.
+ */
+const UNANSWERED_MS = 1000;
 
 function keyOf(owner: string, source: string): string {
   return `${owner}:${createHash("sha256").update(source).digest("base64url").slice(0, 22)}`;
