@@ -114,6 +114,13 @@ describe("afterResult", () => {
     expect(f.paused_until).toEqual(later(1010));
   });
 
+  it("counts a transformation that fails as unreachable: the endpoint's, and as sure to fail again", () => {
+    const f = flow();
+    const broken = (i: number) => ({ ...unreachable(`t${i}`, i), error: "transformation_error" });
+    for (let i = 1; i <= 4; i++) expect(afterResult(f, broken(i), open, s)).toBeNull();
+    expect(afterResult(f, broken(5), open, s)).toMatchObject({ change: "paused", reason: "not_responding" });
+  });
+
   it("takes a cancelled attempt (no request made) as neither an answer nor unreachable", () => {
     const f = flow();
     for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);
