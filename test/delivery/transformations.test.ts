@@ -299,5 +299,17 @@ describe("hostile code", () => {
       }
       expect(hooks.at(`/hostile-${name}`), name).toEqual([]);
     }
+    // The sender counts what its workers did: the ArrayBuffer bomb's ended theirs.
+    const { port } = sys.senders[0]!.healthServer()!.address() as AddressInfo;
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const work = (kind: string) =>
+      Number(
+        new RegExp(`^herald_transformation_work\\{[^}]*kind="${kind}"[^}]*\\} (\\d+)$`, "m").exec(
+          metrics,
+        )?.[1],
+      );
+    // Each hostile run failed in its worker but the one whose result was read as no request.
+    expect(work("failures")).toBeGreaterThanOrEqual((HOSTILE.length - 1) * events.length * 4);
+    expect(work("workers_replaced")).toBeGreaterThanOrEqual(events.length * 4);
   });
 });

@@ -79,7 +79,6 @@ export type Sender = {
  */
 export function createSender(config: SenderConfig, logger: Logger, registry: Registry): Sender {
   const broker = new Broker({ url: config.amqpUrl, prefix: config.amqpPrefix, logger });
-  const metrics = senderMetrics(registry, broker);
   const reporter = resultReporter(broker, config.resultsPerMessage);
   // As many idle sockets kept per host as may be busy: with fewer, each burst past that many
   // closed the extra sockets after it and connected again for the next (measured: a fifth more
@@ -104,6 +103,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     cached: TRANSFORMATIONS_CACHED,
     queuePerOwner: TRANSFORMATION_QUEUE_PER_ENDPOINT,
   });
+  const metrics = senderMetrics(registry, broker, transforms);
   const options: DeliverOptions = {
     secrets: openedSecrets(createSecretBox(config.encryptionKey)),
     agents,

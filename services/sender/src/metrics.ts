@@ -1,15 +1,28 @@
 import { type Broker, registerQueueGauges } from "@herald/broker";
-import { Counter, Histogram, type Registry } from "@herald/runtime";
+import { Counter, Gauge, Histogram, type Registry } from "@herald/runtime";
+import type { TransformPool } from "@herald/transform";
 
-/** What a sender counts: attempts by outcome and error kind, and how long they took. */
+/**
+ * What a sender counts: attempts by outcome and error kind, how long they took, and what its
+ * transformation workers did.
+ */
 export type SenderMetrics = ReturnType<typeof senderMetrics>;
 
-export function senderMetrics(registry: Registry, broker: Broker) {
+export function senderMetrics(registry: Registry, broker: Broker, transforms: Pick<TransformPool, "counts">) {
   registerQueueGauges(registry, broker, [
     broker.topology.queues.senderAttempts,
     broker.topology.queues.senderBacklog,
     broker.topology.queues.senderLarge,
   ]);
+  new Gauge({
+    name: "herald_transformation_work",
+    help: "Endpoints' transformations since start, by kind: runs, compiles, failures, workers replaced after a run outlived its budget, and runs refused because their endpoint had too many waiting",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      for (const [kind, count] of Object.entries(transforms.counts)) this.set({ kind }, count);
+    },
+  });
   return {
     attempts: new Counter({
       name: "herald_attempts_total",
