@@ -42,6 +42,10 @@ export function AttemptDetail({ id }: { id: string }) {
     );
   const headers = a.request?.headers ? Object.entries(a.request.headers) : null;
   const destination = isDestination(a.url);
+  const what = destination ? "message" : "request";
+  // Its endpoint's transformation made this request: what is shown is what it returned, as sent.
+  const transformed = a.request?.transformed === true;
+  const cancelled = a.status === "cancelled";
   return (
     <>
       <p className="breadcrumb">
@@ -116,14 +120,22 @@ export function AttemptDetail({ id }: { id: string }) {
       </section>
       <div className="grid exchange">
         <section className="card" aria-labelledby="request-title">
-          <h2 id="request-title">{destination ? "Message" : "Request"}</h2>
-          <p className="mono">
-            {destination ? "Published to" : "POST"} {a.url}
-          </p>
-          {a.request === null ? (
-            <p className="muted">
-              {a.status === "pending" ? "Not sent yet." : "The request was not recorded."}
+          <h2 id="request-title">
+            {transformed ? `Transformed ${what}` : destination ? "Message" : "Request"}
+          </h2>
+          {transformed ? (
+            <p className="notice notice-info">
+              Made by the endpoint's transformation: the {destination ? "headers" : "method, URL, headers"}{" "}
+              and body below are those it returned, as sent and signed.
             </p>
+          ) : null}
+          {cancelled ? null : (
+            <p className="mono">
+              {destination ? "Published to" : (a.request?.method ?? "POST")} {a.request?.url ?? a.url}
+            </p>
+          )}
+          {a.request === null ? (
+            <p className="muted">{notSent(a.status)}</p>
           ) : (
             <>
               <h3>Headers</h3>
@@ -132,7 +144,7 @@ export function AttemptDetail({ id }: { id: string }) {
               ) : (
                 <p className="muted">Not recorded.</p>
               )}
-              <h3>Body</h3>
+              <h3>{transformed ? "Transformed body" : "Body"}</h3>
               {a.request.body === null ? (
                 <p className="muted">Payload erased.</p>
               ) : (
@@ -155,17 +167,23 @@ export function AttemptDetail({ id }: { id: string }) {
         ) : (
           <section className="card" aria-labelledby="response-title">
             <h2 id="response-title">Response</h2>
-            <p>
-              {a.response_status !== null ? (
-                <>
-                  Status <strong>{a.response_status}</strong>
-                </>
-              ) : (
-                <span className="muted">No response{a.error ? ` (${a.error})` : ""}</span>
-              )}
-            </p>
-            <h3>Body</h3>
-            <BodyBlock body={a.response_body} label="Response body" />
+            {cancelled ? (
+              <p className="muted">None: no request was made.</p>
+            ) : (
+              <>
+                <p>
+                  {a.response_status !== null ? (
+                    <>
+                      Status <strong>{a.response_status}</strong>
+                    </>
+                  ) : (
+                    <span className="muted">No response{a.error ? ` (${a.error})` : ""}</span>
+                  )}
+                </p>
+                <h3>Body</h3>
+                <BodyBlock body={a.response_body} label="Response body" />
+              </>
+            )}
           </section>
         )}
       </div>
@@ -200,6 +218,7 @@ function HeaderTable({ headers, caption }: { headers: [string, string][]; captio
 /** Where a destination's attempt went (its receipt), or why it went nowhere. */
 function Receipt({ attempt: a }: { attempt: AttemptWithRequest }) {
   if (a.status === "pending") return <span className="muted">Not yet</span>;
+  if (a.status === "cancelled") return <span className="muted">Nowhere: {CANCELLED}</span>;
   if (a.status === "succeeded")
     return a.response_body ? (
       <span className="mono">{a.response_body}</span>
@@ -207,6 +226,15 @@ function Receipt({ attempt: a }: { attempt: AttemptWithRequest }) {
       <span className="muted">Delivered (no receipt recorded)</span>
     );
   return <span className="muted">Not delivered{a.error ? ` (${a.error})` : ""}</span>;
+}
+
+const CANCELLED = "the endpoint's transformation cancelled it, and nothing was sent.";
+
+/** Why an attempt has no request to show. */
+function notSent(status: AttemptWithRequest["status"]): string {
+  if (status === "pending") return "Not sent yet.";
+  if (status === "cancelled") return `Cancelled: ${CANCELLED}`;
+  return "The request was not recorded.";
 }
 
 function ErrorKindMeaning({ kind }: { kind: string }) {

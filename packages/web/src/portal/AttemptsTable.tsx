@@ -152,6 +152,7 @@ function attemptEndpoint(a: Attempt, endpoint: Endpoint | undefined): string {
  */
 export function responseSummary(a: Attempt): string {
   if (a.status === "pending") return a.sent_at ? "In flight" : "Waiting";
+  if (a.status === "cancelled") return "Cancelled by its transformation";
   if (a.status === "succeeded" && a.response_status === null && isDestination(a.url))
     return a.response_body ? `Delivered to ${a.response_body}` : "Delivered";
   if (a.response_status !== null)

@@ -96,6 +96,14 @@ export function EndpointDetail({ id }: { id: string }) {
               <span className="muted">None: every event of its types</span>
             )}
           </dd>
+          <dt>Transformation</dt>
+          <dd>
+            {e.transformation ? (
+              <JsonBlock value={e.transformation} label="The endpoint's transformation" />
+            ) : (
+              <span className="muted">None: events are sent as they are</span>
+            )}
+          </dd>
           <dt>Rate limit</dt>
           <dd>
             {e.rate_limit === null ? (

@@ -49,6 +49,8 @@ import {
   UNREADABLE,
   unreadable,
 } from "./LimitFields.tsx";
+import { TransformationField, type TransformationHandle, type TryTarget } from "./TransformationField.tsx";
+import { lineInMessage, transformationBody } from "./transformationText.ts";
 
 type Values = {
   /** What the endpoint is: a webhook, or a destination whose URL is built from `destination`. */
@@ -61,6 +63,8 @@ type Values = {
   /** The filter as JSON text; empty for none. */
   filter: string;
   headers: HeaderRow[];
+  /** The transformation's code; empty for none. */
+  transformation: string;
 } & LimitValues &
   AuthValues;
 
@@ -96,6 +100,7 @@ export function EndpointForm({ id }: { id?: string }) {
         eventTypes: e?.event_types ?? [],
         filter: filterText(e?.filter),
         headers: rowsFromHeaders(e?.headers ?? {}),
+        transformation: e?.transformation ?? "",
         ...limitValues(e),
         ...authValues(e),
       }}
@@ -120,6 +125,7 @@ function EndpointFormFields({
   const urlRef = useRef<HTMLInputElement>(null);
   const filterRef = useRef<HTMLTextAreaElement>(null);
   const headersRef = useRef<HeadersEditorHandle>(null);
+  const transformationRef = useRef<TransformationHandle>(null);
   const limitRefs: Record<LimitParam, RefObject<HTMLInputElement | null>> = {
     rate_limit: useRef<HTMLInputElement>(null),
     max_in_flight: useRef<HTMLInputElement>(null),
@@ -152,6 +158,7 @@ function EndpointFormFields({
       ...(kind ? {} : { headers: headersFromRows(values.headers) }),
       ...limitBody(values),
       ...(kind ? droppedBody(dropped) : authBody(values, saved)),
+      ...transformationBody(values.transformation, saved),
     };
     return id
       ? api.post<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`, body)
@@ -172,6 +179,7 @@ function EndpointFormFields({
       "description",
       "event_types",
       "ordering",
+      "transformation",
       ...LIMIT_PARAMS,
       ...(kind ? [] : ["headers", ...AUTH_PARAMS]),
     ].some((n) => apiErrorAt(n)) || isFilterParam(param);
@@ -187,6 +195,8 @@ function EndpointFormFields({
     if (param === "url") urlRef.current?.focus();
     else if (param === "rate_limit" || param === "max_in_flight") limitRefs[param].current?.focus();
     else if (isFilterParam(param)) filterRef.current?.focus();
+    else if (param === "transformation")
+      transformationRef.current?.focusLine(lineInMessage(save.error!.message));
   }, [param]);
 
   const submit = async (e: FormEvent) => {
@@ -220,6 +230,12 @@ function EndpointFormFields({
     if (saved) navigate(paths.endpoint(base, saved.id));
   };
   const cancel = id ? paths.endpoint(base, id) : paths.endpoints(base);
+  // An edit is tried as the saved endpoint (its header values are write-only); a new one as typed.
+  const tryTarget: TryTarget = id
+    ? { kind: "saved", id }
+    : kind
+      ? { kind: "new", app: appId, url: buildDestinationUrl(kind, values.destination) }
+      : { kind: "new", app: appId, url: values.url.trim(), headers: headersFromRows(values.headers) };
 
   return (
     <>
@@ -342,6 +358,15 @@ function EndpointFormFields({
         {kind ? null : (
           <AuthFields values={values} saved={saved} url={values.url} onChange={set} errorAt={apiErrorAt} />
         )}
+        <TransformationField
+          value={values.transformation}
+          onChange={(transformation) => set({ transformation })}
+          saved={saved?.transformation ?? null}
+          target={tryTarget}
+          eventTypes={values.eventTypes}
+          error={apiErrorAt("transformation")}
+          handleRef={transformationRef}
+        />
         <div className="actions">
           <button type="submit" disabled={save.busy}>
             {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}
