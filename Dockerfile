@@ -27,6 +27,7 @@ COPY packages/runtime/package.json packages/runtime/
 # prisma.config.ts (read by @herald/db's postinstall) takes its defaults from @herald/runtime/config.
 COPY packages/runtime/src packages/runtime/src
 COPY packages/sdk/package.json packages/sdk/
+COPY packages/transform/package.json packages/transform/
 COPY packages/cli/package.json packages/cli/
 COPY packages/web/package.json packages/web/
 COPY services/api-gateway/package.json services/api-gateway/
