@@ -24,6 +24,11 @@ export type BenchApps = {
    * Null on a build from before filters (`--against` an older commit), whose API refuses them.
    */
   tenFiltered: BenchApp | null;
+  /**
+   * Ten endpoints, each with a small transformation (BENCH_TRANSFORMATION): what running customer
+   * code before each delivery costs fan-out. Null on a build whose API refuses transformations.
+   */
+  tenTransformed: BenchApp | null;
   noisy: BenchApp;
   /**
    * The destination scenario's (`--destination redis`): 10 endpoints on the receivers, and 10
@@ -44,6 +49,25 @@ export const BENCH_FILTER = {
   $or: [{ "data.kind": { $in: ["a", "b"] } }, { "data.kind": { $exists: false } }],
 };
 
+/**
+ * A transformation of the usual kind (docs/transformations.md's Slack example): the payload read
+ * and reshaped into a chat message, and a header added. It keeps the URL and Herald's headers,
+ * so its deliveries reach the receivers at the endpoints' own paths and are counted as every
+ * scenario's are (by `webhook-id` and path), whatever the body.
+ */
+export const BENCH_TRANSFORMATION = `function handler(webhook) {
+  const { data } = webhook.payload;
+  webhook.payload = {
+    text: \`\${webhook.eventType} #\${data.seq}: \${data.pad.length} characters of detail\`,
+    event: webhook.event_id,
+  };
+  webhook.headers["x-event-type"] = webhook.event_type;
+  return webhook;
+}`;
+
+/** What an endpoint the benchmark makes has besides its URL. */
+type EndpointOptions = { filter?: object; transformation?: string; redisUrl?: string };
+
 async function call(gateway: Gateway, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(new URL(path, gateway.baseUrl), {
     method,
@@ -52,13 +76,19 @@ async function call(gateway: Gateway, method: string, path: string, body?: unkno
   });
 }
 
-/** The message of an API error's body (`{"error":{"message":…}}`), or the body's start. */
-function errorMessage(body: string): string {
+/** An API error's body (`{"error":{"message":…, "code":…}}`), or nothing. */
+function apiError(body: string): { message?: unknown; code?: unknown } {
   try {
-    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string") return message;
-  } catch {}
-  return body.slice(0, 120);
+    return (JSON.parse(body) as { error?: { message?: unknown; code?: unknown } }).error ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** The message of an API error's body, or the body's start. */
+function errorMessage(body: string): string {
+  const { message } = apiError(body);
+  return typeof message === "string" ? message : body.slice(0, 120);
 }
 
 class Refused extends Error {
@@ -87,13 +117,14 @@ async function create(
 
 /**
  * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint,
- * one with 10, one with 10 each filtered (BENCH_FILTER), and the noisy neighbour's (1 endpoint,
- * made to hang by the receivers), each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`;
+ * one with 10, one with 10 each filtered (BENCH_FILTER), one with 10 each transformed
+ * (BENCH_TRANSFORMATION), and the noisy neighbour's (1 endpoint, made to hang by the receivers),
+ * each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`;
  * with `redisUrl`, the destination scenario's two (`destination`), the streams'
  * `<redisUrl>?stream=herald_bench_<run>_<n>`. Uids are new each run, so a running system (--url)
  * can be benchmarked again without clashing. A build whose API refuses endpoint filters (a 400
- * about `filter`: one from before them) gets no filtered app, one that refuses redis:// URLs no
- * destination apps, and `say` is told.
+ * about `filter`: one from before them) gets no filtered app, one that refuses `transformation`
+ * no transformed app, one that refuses redis:// URLs no destination apps, and `say` is told.
  */
 export async function createApps(
   gateway: Gateway,
@@ -103,11 +134,7 @@ export async function createApps(
 ): Promise<BenchApps> {
   await create(gateway, "/v3/event-types", { name: EVENT_TYPE, description: "Benchmark events" }, true);
   const run = randomBytes(4).toString("hex");
-  const app = async (
-    name: string,
-    endpoints: number,
-    o: { filter?: object; redisUrl?: string } = {},
-  ): Promise<BenchApp> => {
+  const app = async (name: string, endpoints: number, o: EndpointOptions = {}): Promise<BenchApp> => {
     const uid = `bench_${run}_${name}`;
     await create(gateway, "/v3/apps", { uid, name: `Benchmark ${name}` });
     const paths = Array.from({ length: endpoints }, (_, n) =>
@@ -119,6 +146,7 @@ export async function createApps(
         app: uid,
         url: o.redisUrl ? `${o.redisUrl}?stream=${path}` : `http://127.0.0.1:${receiverPort}${path}`,
         ...(o.filter ? { filter: o.filter } : {}),
+        ...(o.transformation ? { transformation: o.transformation } : {}),
       });
       if (!made?.id) throw new Error(`POST /v3/endpoints answered without an id: ${JSON.stringify(made)}`);
       endpointIds.push(made.id);
@@ -131,6 +159,23 @@ export async function createApps(
     } catch (err) {
       if (!(err instanceof Refused && err.status === 400 && /filter/i.test(err.body))) throw err;
       say(`this build's API refuses endpoint filters ("${errorMessage(err.body)}"): no filtered scenario`);
+      return null;
+    }
+  };
+  const transformed = async (): Promise<BenchApp | null> => {
+    try {
+      return await app("ten_transformed", 10, { transformation: BENCH_TRANSFORMATION });
+    } catch (err) {
+      // A build that runs transformations but will not compile this one is the benchmark's fault.
+      const refused =
+        err instanceof Refused &&
+        err.status === 400 &&
+        /transformation/i.test(err.body) &&
+        apiError(err.body).code !== "transformation_invalid";
+      if (!refused) throw err;
+      say(
+        `this build's API refuses endpoint transformations ("${errorMessage(err.body)}"): no transformed scenario`,
+      );
       return null;
     }
   };
@@ -152,6 +197,7 @@ export async function createApps(
     one: await app("one", 1),
     ten: await app("ten", 10),
     tenFiltered: await filtered(),
+    tenTransformed: await transformed(),
     noisy: await app("noisy", 1),
     destination: redisUrl ? await destination(redisUrl) : null,
   };

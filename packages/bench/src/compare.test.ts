@@ -26,7 +26,8 @@ describe("mean", () => {
 });
 
 /** The figures compareRuns reads, of a run with `rate` deliveries/s end to end and ingest twice that. */
-function run(rate: number, cpuMs: number, filtered = true): ProfileResults {
+/** Without `variants`, a build whose API refused filters and transformations: no such scenarios. */
+function run(rate: number, cpuMs: number, variants = true): ProfileResults {
   const latency = { rate: 200, eventsAcceptedPerSecond: 200, p50Ms: 10, p95Ms: 20, p99Ms: 30 };
   const endToEnd = (name: string) => ({
     name,
@@ -47,7 +48,12 @@ function run(rate: number, cpuMs: number, filtered = true): ProfileResults {
   return {
     profile: "lean",
     ingest: { eventsPerSecond: 2 * rate },
-    endToEnd: [endToEnd("1 endpoint"), ...(filtered ? [endToEnd("10 endpoints, each filtered")] : [])],
+    endToEnd: [
+      endToEnd("1 endpoint"),
+      ...(variants
+        ? [endToEnd("10 endpoints, each filtered"), endToEnd("10 endpoints, each transformed")]
+        : []),
+    ],
     latency: [latency],
     neighbour: { healthy: { p50Ms: 10, p99Ms: 40, lost: 0 }, hanging: { lost: 0, mostInFlight: 8 } },
     sustained: {
@@ -98,7 +104,13 @@ describe("compareRuns", () => {
       { build: "base", round: 1, results: run(400, 4, false) },
       { build: "change", round: 1, results: run(600, 2) },
     ]);
-    const filtered = c.rows.find((r) => r.name === "end-to-end, 10 endpoints, each filtered")!;
-    expect(filtered).toMatchObject({ base: [null], change: [600], baseMean: null, ratio: null });
+    for (const variant of ["filtered", "transformed"]) {
+      const row = c.rows.find((r) => r.name === `end-to-end, 10 endpoints, each ${variant}`)!;
+      expect(row).toMatchObject({ base: [null], change: [600], baseMean: null, ratio: null });
+      const cpu = c.rows.find(
+        (r) => r.name === `CPU per delivery, end-to-end, 10 endpoints, each ${variant}: whole stack`,
+      )!;
+      expect(cpu).toMatchObject({ base: [null], change: [2], ratio: null });
+    }
   });
 });

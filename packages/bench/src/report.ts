@@ -171,11 +171,11 @@ export function profileLines(p: ProfileResults): string[] {
     ]);
   }
   lines.push(pad(rows));
-  const filtered = t.find((x) => x.name === "end-to-end, 10 endpoints, each filtered ÷ unfiltered");
-  if (filtered && filtered.pass !== null)
-    lines.push(
-      `  filtered ÷ unfiltered: ${filtered.value}, target ${filtered.target}  ${mark(filtered.pass)}`,
-    );
+  for (const kind of ["filtered", "transformed"]) {
+    const c = t.find((x) => x.name === `end-to-end, 10 endpoints, each ${kind} ÷ unfiltered`);
+    if (c && c.pass !== null)
+      lines.push(`  ${kind} ÷ unfiltered: ${c.value}, target ${c.target}  ${mark(c.pass)}`);
+  }
   lines.push(...cpuLines(p));
   lines.push(...destinationLines(p));
   const disks = p.endToEnd.filter((e) => e.disk);

@@ -68,6 +68,7 @@ export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
     closedLoop(apps.one, d),
     closedLoop(apps.ten, d),
     ...(apps.tenFiltered ? [closedLoop(apps.tenFiltered, d, "10 endpoints, each filtered")] : []),
+    ...(apps.tenTransformed ? [closedLoop(apps.tenTransformed, d, "10 endpoints, each transformed")] : []),
   ];
 }
 
