@@ -77,6 +77,7 @@ function checkProfile(p: ProfileResults, r: BenchResults): void {
     "1 endpoint",
     "10 endpoints",
     "10 endpoints, each filtered",
+    "10 endpoints, each transformed",
   ]);
   for (const e of p.endToEnd) {
     positive(e.deliveriesPerSecond, `end-to-end ${e.name}`);
