@@ -30,6 +30,13 @@ const OPENED_CHARS_MAX = 32 * 1024 * 1024;
  */
 const TRANSFORMATIONS_CACHED = 256;
 const TRANSFORMATION_QUEUE_PER_ENDPOINT = 1000;
+/**
+ * The WebAssembly heap each transformation worker's sandboxes may grow before those used
+ * longest ago are closed (to half of it). A compiled transformation keeps about 90 KB, so 256
+ * fit in 23 MB; but each may keep up to TRANSFORMATION_MEMORY_MB in its globals, and the pool's
+ * 256 MiB default, twice over, is more than a sender's pod holds beside its own heap.
+ */
+const TRANSFORMATION_HEAP_BYTES = 64 * 1024 * 1024;
 
 /**
  * Opening a sealed secret (AES-GCM) for every attempt showed in the profile; an endpoint's
@@ -102,6 +109,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     ...config.transformations,
     cached: TRANSFORMATIONS_CACHED,
     queuePerOwner: TRANSFORMATION_QUEUE_PER_ENDPOINT,
+    heapBytes: TRANSFORMATION_HEAP_BYTES,
   });
   const metrics = senderMetrics(registry, broker, transforms);
   const options: DeliverOptions = {
