@@ -162,6 +162,23 @@ describe("afterResult", () => {
     expect(paused).toMatchObject({ pause_reason: null, paused_until: null, opens: 0, failures: 0 });
   });
 
+  it("takes a destination's refusal without a status (rejected: a nack, an error reply) as an answer", () => {
+    const f = flow();
+    for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);
+    const refused = { ...unreachable("r5", 5), error: "rejected" };
+    expect(afterResult(f, refused, open, s)).toBeNull();
+    expect(f.failures).toBe(0);
+    const paused = flow({
+      pause_reason: "not_responding",
+      paused_until: later(0),
+      opens: 1,
+      probe_attempt_id: "p1",
+    });
+    expect(afterResult(paused, { ...refused, attemptId: "p1" }, open, s)).toMatchObject({
+      change: "resumed",
+    });
+  });
+
   it("pauses again for longer when the probe fails, and resumes on any answer", () => {
     const f = flow({
       pause_reason: "not_responding",

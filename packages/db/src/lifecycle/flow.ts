@@ -189,7 +189,8 @@ export function probeBackoff(opens: number, s: FlowSettings): number {
 /**
  * Applies one result to the endpoint's flow, in place, in the order results happened. Any
  * answer clears the run of unreachable attempts and closes the breaker: a response, whatever
- * its status, or a success without one (a destination beyond HTTP acknowledged the message),
+ * its status, a success without one (a destination beyond HTTP acknowledged the message) or
+ * a refusal without one (`rejected`: its server refused the message),
  * as a batch of successes alone does (resultStatements.ts). An unreachable attempt (its error
  * kind `isUnreachable`) extends the run and opens the breaker at `breakerAfter`, or, when it
  * was the probe, pauses it again for a longer backoff.
@@ -213,7 +214,10 @@ export function afterResult(
   // No request was made: the run of unreachable attempts neither grows nor ends, and a
   // cancelled probe is replaced by the next attempt released.
   if (r.cancelled) return null;
-  if (r.responseStatus === null && !r.succeeded) {
+  // A destination's server that refused the message (`rejected`: a nack, an unroutable
+  // message, an error reply) answered, as an HTTP endpoint answering 4xx or 5xx does.
+  const answered = r.succeeded || r.responseStatus !== null || r.error === "rejected";
+  if (!answered) {
     if (!isUnreachable(r.error)) return null;
     flow.failures += 1;
     const open = flow.pause_reason === "not_responding";
