@@ -13,7 +13,14 @@
  * - `cancelled`: the endpoint's transformation cancelled it (`cancel: true`). Final, and
  *   neither a success nor a failure.
  */
-export const DELIVERY_STATUSES = ["pending", "succeeded", "retrying", "failed", "dropped", "cancelled"] as const;
+export const DELIVERY_STATUSES = [
+  "pending",
+  "succeeded",
+  "retrying",
+  "failed",
+  "dropped",
+  "cancelled",
+] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** Whether a delivery still expects an attempt: the ones a drop, a disable or a due retry acts on. */

@@ -87,7 +87,8 @@ describe("a transformation", () => {
         now: Date.now(), made: new Date().toISOString(), called: typeof Date(),
         parsed: new Date("2020-01-01T00:00:00Z").getTime(),
         globals: [typeof process, typeof require, typeof setTimeout, typeof setInterval, typeof fetch,
-          typeof XMLHttpRequest, typeof WebAssembly, typeof std, typeof os, typeof globalThis.process],
+          typeof XMLHttpRequest, typeof WebAssembly, typeof std, typeof os, typeof globalThis.process,
+          typeof ArrayBuffer, typeof SharedArrayBuffer, typeof Uint8Array, typeof DataView],
       };
       return w;
     }`;
@@ -97,7 +98,7 @@ describe("a transformation", () => {
     expect(body.made).toBe("2026-03-04T05:06:07.000Z");
     expect(body.called).toBe("string");
     expect(body.parsed).toBe(Date.parse("2020-01-01T00:00:00Z"));
-    expect(body.globals).toEqual(Array(10).fill("undefined"));
+    expect(body.globals).toEqual(Array(14).fill("undefined"));
   });
 
   it("fails to compile with a syntax error that names its line", async () => {

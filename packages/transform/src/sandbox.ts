@@ -1,4 +1,5 @@
 import {
+  DefaultIntrinsics,
   getQuickJS,
   type QuickJSContext,
   type QuickJSHandle,
@@ -8,7 +9,8 @@ import {
 
 /**
  * A customer's transformation in QuickJS, compiled to WebAssembly: its own heap (MEMORY), its
- * own stack, and nothing of the host's. The context has the language's built-ins and no more:
+ * own stack, and nothing of the host's. The context has the language's built-ins but typed
+ * arrays (whose bytes QuickJS keeps outside its memory limit), and no more:
  * no `process`, `require`, `import`, timers, network or file system, and a `Date` fixed at the
  * run's time (`now`), so the code cannot read a clock. Each run is stopped by QuickJS's
  * interrupt handler once its time budget has passed; the pool (pool.ts) runs this in a worker
@@ -96,7 +98,10 @@ export class Sandbox {
     const runtime = module.newRuntime();
     runtime.setMemoryLimit(limits.memoryBytes);
     runtime.setMaxStackSize(STACK_BYTES);
-    const context = runtime.newContext();
+    // No typed arrays: QuickJS allocates an ArrayBuffer's bytes outside the runtime's memory
+    // limit (300 MB in half a second, measured), which would grow the worker's WebAssembly heap
+    // past anything the limit promises. A transformation reshapes JSON; it needs none.
+    const context = runtime.newContext({ intrinsics: { ...DefaultIntrinsics, TypedArrays: false } });
     try {
       evaluate(context, runtime, PRELUDE, "prelude.js", limits.timeoutMs);
       // The customer's source runs once here, defining `handler` (and whatever else at top level).
