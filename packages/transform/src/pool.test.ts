@@ -72,6 +72,7 @@ describe("a transformation", () => {
   it("keeps Herald's own headers: the signature's and the framing's are not the transformation's to set", async () => {
     const source = `function handler(w) {
       w.headers["webhook-signature"] = "v1,forged"; w.headers["Content-Length"] = "1"; w.headers["Host"] = "evil";
+      w.headers.te = "trailers"; w.headers.expect = "100-continue"; w.headers.upgrade = "h2c";
       return w;
     }`;
     const request = await pool.run("ep_a", source, input(), AT);
@@ -130,6 +131,21 @@ describe("a transformation", () => {
       "one-line string",
     ],
     ["no payload", "function handler(w) { delete w.payload; return w; }", "returned no `payload`"],
+    [
+      "a URL of over 2,048 characters as sent",
+      "function handler(w) { w.url = w.url + '/' + '\u4e2d'.repeat(2000); return w; }",
+      "characters as sent; 2048 at most",
+    ],
+    [
+      "66 headers (the endpoint's one and 65 more)",
+      "function handler(w) { for (let i = 0; i < 65; i++) w.headers['h' + i] = 'v'; return w; }",
+      "returned 66 headers; 64 at most",
+    ],
+    [
+      "a header HTTP cannot carry",
+      "function handler(w) { w.headers.a = '\u0100'; return w; }",
+      "characters HTTP does not carry",
+    ],
   ])("that returns %s is invalid, and says why", async (_what, source, says) => {
     const err = await failure(pool.run("ep_a", source, input(), AT));
     expect(err.cause).toBe("invalid");

@@ -12,7 +12,7 @@ export type TransformPoolOptions = SandboxLimits & {
   cached: number;
   /** Runs one owner may have waiting; more fail at once. */
   queuePerOwner: number;
-  /** The WebAssembly heap of each worker (worker.ts); 256 MiB unless given. */
+  /** The WebAssembly heap of each worker, past which it is replaced (worker.ts); 64 MiB unless given. */
   heapBytes?: number;
 };
 
@@ -134,7 +134,7 @@ export class TransformPool {
       source: "./worker.ts",
       bundle: "./transform-worker.mjs",
       workerOptions: {
-        workerData: { ...this.options, heapBytes: this.options.heapBytes ?? 256 * 1024 * 1024 },
+        workerData: { ...this.options, heapBytes: this.options.heapBytes ?? 64 * 1024 * 1024 },
         // QuickJS's heaps are WebAssembly memory; V8's own heap holds little but messages.
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       },
@@ -191,7 +191,9 @@ export class TransformPool {
       if (reply.cause === "timeout" || reply.cause === "memory") slot.known.delete(job.key);
       job.reject(new TransformationError(reply.cause, reply.message, reply.line));
     }
-    this.dispatch();
+    // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
+    if (reply.retire) this.lost(slot, new Error("its heap grew past its bound"));
+    else this.dispatch();
   }
 
   private release(slot: Slot): Job | null {

@@ -21,7 +21,8 @@ export type WorkerRequest = {
   at?: number;
 };
 
-export type WorkerReply =
+/** `retire`: the worker's heap has grown past `heapBytes`; the pool replaces it after this reply. */
+export type WorkerReply = (
   | { id: number; ok: true; output: string | null }
   | { id: number; ok: false; missing: true }
   | {
@@ -30,4 +31,5 @@ export type WorkerReply =
       cause: TransformationError["cause"];
       message: string;
       line: number | null;
-    };
+    }
+) & { retire?: true };

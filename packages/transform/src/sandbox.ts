@@ -131,20 +131,18 @@ export class Sandbox {
       if (result.error) throw failure(context, result.error, this.limits);
       const text = context.getString(result.value);
       result.value.dispose();
+      // Refused here, in the worker: a larger one would cost the service's thread to take.
+      if (text.length > RESULT_MAX_BYTES)
+        throw new TransformationError(
+          "invalid",
+          `the transformation returned ${text.length} characters as JSON; ${RESULT_MAX_BYTES} at most`,
+        );
       return text;
     } finally {
       argument.dispose();
       time.dispose();
       runtime.removeInterruptHandler();
     }
-  }
-
-  /** The bytes its heap holds now (a fraction of a millisecond to count: not for every run). */
-  memoryUsed(): number {
-    const handle = this.runtime.computeMemoryUsage();
-    const usage = this.context.dump(handle) as { memory_used_size?: number };
-    handle.dispose();
-    return usage.memory_used_size ?? 0;
   }
 
   dispose(): void {

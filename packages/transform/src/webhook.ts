@@ -64,7 +64,8 @@ type Method = (typeof METHODS)[number];
 
 /**
  * Headers Herald sets itself and a transformation may not: the signature covers the body sent
- * under Herald's id and timestamp, and the transport's framing is Node's to write.
+ * under Herald's id and timestamp, and the connection's framing is Node's to write (the same
+ * as an endpoint's own headers may not set, but content-type, and `expect`).
  */
 const RESERVED = new Set([
   "webhook-id",
@@ -74,8 +75,19 @@ const RESERVED = new Set([
   "transfer-encoding",
   "host",
   "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
   "user-agent",
 ]);
+
+/** The most headers a transformation may return, and the longest value: an endpoint's own are fewer. */
+const HEADERS_MAX = 64;
+const HEADER_VALUE_MAX = 4096;
+/** The longest URL a transformation may set, as normalised (what is sent and recorded). */
+const URL_MAX = 2048;
 
 /** The object handed to `handler`, as JSON text: Herald's names and Svix's `eventType`. */
 export function inputJson(input: WebhookInput): string {
@@ -111,6 +123,9 @@ export function readResult(json: string, input: WebhookInput): TransformedReques
       throw invalid(
         `set \`url\` to a ${parsed.protocol} URL; it may change an HTTP endpoint's URL to another http(s) one`,
       );
+    // Percent-encoding can make a URL's sent form many times its text.
+    if (parsed.href.length > URL_MAX)
+      throw invalid(`set \`url\` to one of ${parsed.href.length} characters as sent; ${URL_MAX} at most`);
   }
   return {
     cancel: false,
@@ -126,7 +141,10 @@ function readHeaders(value: unknown): Record<string, string> {
   if (typeof value !== "object" || Array.isArray(value))
     throw invalid("set `headers` to something other than an object");
   const headers: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(value)) {
+  const entries = Object.entries(value);
+  if (entries.length > HEADERS_MAX)
+    throw invalid(`returned ${entries.length} headers; ${HEADERS_MAX} at most`);
+  for (const [name, raw] of entries) {
     const lower = name.toLowerCase();
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower))
       throw invalid(`set a header named ${JSON.stringify(name)}, which HTTP does not allow`);
@@ -139,6 +157,11 @@ function readHeaders(value: unknown): Record<string, string> {
           : null;
     if (text === null || /[\r\n\0]/.test(text))
       throw invalid(`set header ${lower} to something other than a one-line string`);
+    // What HTTP carries in a header value: tabs, visible ASCII and Latin-1 (Node sends no more).
+    if (text.length > HEADER_VALUE_MAX || /[^\t\x20-\x7e\x80-\xff]/.test(text))
+      throw invalid(
+        `set header ${lower} to a value of over ${HEADER_VALUE_MAX} characters, or with characters HTTP does not carry`,
+      );
     headers[lower] = text;
   }
   return headers;

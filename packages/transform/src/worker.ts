@@ -11,10 +11,11 @@ import { loadQuickJS, Sandbox, TransformationError } from "./sandbox.ts";
 const settings = workerData as WorkerSettings;
 const sandboxes = new Map<string, Sandbox>();
 /**
- * The WebAssembly heap all of a worker's sandboxes share. Each keeps what its code left in its
- * globals between runs, up to its memory limit. When the heap grows past `heapBytes`, the
- * sandboxes used longest ago are closed until those kept use half of it (their memory is free
- * for reuse: a WebAssembly heap never shrinks), and compiled again when next used.
+ * The WebAssembly heap all of a worker's sandboxes share. QuickJS's memory limit refuses one
+ * allocation past it, but this build cannot count what a runtime holds in all (it keeps 8 bytes
+ * an allocation, and strings built with `+` not at all): a handler that keeps what it makes in
+ * its globals grows the heap run after run. A WebAssembly heap never shrinks, so a worker whose
+ * heap has grown past `heapBytes` says so with its reply, and the pool ends it and starts a new one.
  */
 const HEAP_BYTES = settings.heapBytes;
 const quickjs = await loadQuickJS();
@@ -27,19 +28,6 @@ function keep(key: string, sandbox: Sandbox): void {
     const [oldest, entry] = sandboxes.entries().next().value as [string, Sandbox];
     sandboxes.delete(oldest);
     entry.dispose();
-  }
-}
-
-let heapSeen = 0;
-
-/** Closes the sandboxes used longest ago until those kept use half of HEAP_BYTES. */
-function trim(): void {
-  let used = 0;
-  for (const sandbox of sandboxes.values()) used += sandbox.memoryUsed();
-  for (const [key, sandbox] of sandboxes) {
-    if (used <= HEAP_BYTES / 2) return;
-    used -= sandbox.memoryUsed();
-    forget(key);
   }
 }
 
@@ -90,10 +78,7 @@ for (let i = 0; i < 50; i++) warm.call('{"payload":{"n":1}}', 0);
 warm.dispose();
 parentPort?.on("message", (request: WorkerRequest) => {
   void answer(request).then((reply) => {
-    parentPort?.postMessage(reply);
-    const now = heap();
-    if (now > heapSeen && now > HEAP_BYTES) trim();
-    heapSeen = now;
+    parentPort?.postMessage(heap() > HEAP_BYTES ? { ...reply, retire: true } : reply);
   });
 });
 parentPort?.postMessage("ready");

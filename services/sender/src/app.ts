@@ -31,10 +31,9 @@ const OPENED_CHARS_MAX = 32 * 1024 * 1024;
 const TRANSFORMATIONS_CACHED = 256;
 const TRANSFORMATION_QUEUE_PER_ENDPOINT = 1000;
 /**
- * The WebAssembly heap each transformation worker's sandboxes may grow before those used
- * longest ago are closed (to half of it). A compiled transformation keeps about 90 KB, so 256
- * fit in 23 MB; but each may keep up to TRANSFORMATION_MEMORY_MB in its globals, and the pool's
- * 256 MiB default, twice over, is more than a sender's pod holds beside its own heap.
+ * The WebAssembly heap a transformation worker may grow before it is replaced (a heap never
+ * shrinks). A compiled transformation keeps about 90 KB, so 256 fit in 23 MB; what their code
+ * keeps in its globals is the rest. Two workers at this, beside the sender's own heap, fit its pod.
  */
 const TRANSFORMATION_HEAP_BYTES = 64 * 1024 * 1024;
 
