@@ -16,6 +16,7 @@ import {
 } from "@herald/db/secrets";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got, type Method } from "got";
+import { deadline } from "./deadline.ts";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";
@@ -107,7 +108,7 @@ type Outgoing = {
   url: URL;
   headers: Record<string, string>;
   body: string;
-  /** Ends the attempt: set when a transformation ran first and took part of its time. */
+  /** Ends the attempt: set when a transformation or a token fetch shares its time (deliver). */
   signal?: AbortSignal;
 };
 
@@ -168,6 +169,21 @@ function failure(error: ErrorKind, started: number): Outcome {
  * sends it, and reports what happened. Never throws, but for a transformation pool shut down.
  */
 export async function deliver(request: AttemptRequestedV1, options: DeliverOptions): Promise<Outcome> {
+  // One deadline for a transformation's run, token fetches and the request: only where they
+  // are (got's own timeout bounds a plain request).
+  const limit = request.transformation || request.sealed_auth ? deadline(timeoutOf(request, options)) : null;
+  try {
+    return await attempt(request, options, limit?.signal);
+  } finally {
+    limit?.clear();
+  }
+}
+
+async function attempt(
+  request: AttemptRequestedV1,
+  options: DeliverOptions,
+  signal: AbortSignal | undefined,
+): Promise<Outcome> {
   const started = performance.now();
   const failed = (error: ErrorKind) => failure(error, started);
   let url: URL;
@@ -192,7 +208,13 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
       ...failed("blocked_destination"),
       response_body: `${type} endpoints are turned off (DESTINATION_TYPES)`,
     };
-  let out: Outgoing = { method: "POST", url, headers: custom, body: request.payload };
+  let out: Outgoing = {
+    method: "POST",
+    url,
+    headers: custom,
+    body: request.payload,
+    ...(signal ? { signal } : {}),
+  };
   let transformed: Pick<Outcome, "request_method" | "request_url" | "request_body"> = {};
   if (request.transformation) {
     // A queue, a stream, a topic, a bucket, or a `herald listen` socket has no method or URL to change.
@@ -202,9 +224,14 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
         : url.protocol === LISTEN_SCHEME
           ? "a `herald listen` endpoint"
           : null;
-    const made = await transformAttempt(options.transforms, request, custom, fixed, timestamp * 1000, {
-      timeoutMs: timeoutOf(request, options),
-    });
+    const made = await transformAttempt(
+      options.transforms,
+      request,
+      custom,
+      fixed,
+      timestamp * 1000,
+      signal ?? AbortSignal.abort(),
+    );
     const duration_ms = () => Math.round(performance.now() - started);
     if ("outcome" in made) return { ...made.outcome, duration_ms: duration_ms() };
     // A token goes only where it was set for: not to another origin a transformation chose.
@@ -215,7 +242,7 @@ export async function deliver(request: AttemptRequestedV1, options: DeliverOptio
         ),
         duration_ms: duration_ms(),
       };
-    out = made.request;
+    out = { ...made.request, ...(signal ? { signal } : {}) };
     const body = recordedBody(out.body);
     transformed =
       type && type !== "http"
@@ -373,7 +400,8 @@ async function authenticated(
   if (!oauth2 || !options.tokens)
     return post(out, options, timeoutMs, { tls: auth.tls, ...(out.signal ? { signal: out.signal } : {}) });
   const tokens = options.tokens;
-  const extras = { tls: auth.tls, signal: out.signal ?? AbortSignal.timeout(timeoutMs) };
+  // deliver() gave an attempt with auth a deadline.
+  const extras = { tls: auth.tls, signal: out.signal as AbortSignal };
   const client = clientFor(options, timeoutMs);
   const withToken = async (fresh: boolean) => {
     const token = await tokens.token(

@@ -1,6 +1,7 @@
 import type { AttemptRequestedV1, ErrorKind } from "@herald/contracts";
 import { parseTarget, type Target } from "@herald/contracts/destinations";
 import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
+import { deadline } from "./deadline.ts";
 import { resolveGuarded } from "./destinations.ts";
 import { errorKind } from "./errorKind.ts";
 import { type Transport, TransportError } from "./transports/types.ts";
@@ -71,7 +72,8 @@ export function publish(
     "herald.attempt_number": request.attempt_number,
   };
   return inSpan(`send ${destinationName(target)}`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
-    const signal = AbortSignal.timeout(timeoutMs);
+    const limit = deadline(timeoutMs);
+    const signal = limit.signal;
     try {
       const receipt = await options.transports.of(target.type).send(
         target,
@@ -92,6 +94,8 @@ export function publish(
       // What the server said is the attempt's response body, as a token server's refusal is.
       const said = err instanceof TransportError ? bounded(err.message) : null;
       return { succeeded: false, error: kind, response_body: said };
+    } finally {
+      limit.clear();
     }
   });
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EndpointAuth, ErrorKind } from "@herald/contracts";
 import type { Got } from "got";
+import { deadline } from "./deadline.ts";
 import { blockedLiteral } from "./destinations.ts";
 import { errorKind } from "./errorKind.ts";
 
@@ -79,12 +80,16 @@ export class TokenCache {
     const key = `${endpointId}:${hash}`;
     let fetching = this.pending.get(key);
     if (!fetching) {
-      fetching = fetchToken(config, client, allowPrivate, AbortSignal.timeout(this.fetchTimeoutMs))
+      const limit = deadline(this.fetchTimeoutMs);
+      fetching = fetchToken(config, client, allowPrivate, limit.signal)
         .then((got) => {
           this.keep(endpointId, { ...got, config: hash });
           return got;
         })
-        .finally(() => this.pending.delete(key));
+        .finally(() => {
+          limit.clear();
+          this.pending.delete(key);
+        });
       // Its waiters each handle its failure; should all have given up, it is not unhandled.
       fetching.catch(() => {});
       this.pending.set(key, fetching);

@@ -49,8 +49,8 @@ const CANCELLED: NoRequest = {
 const MESSAGE_MAX = 4096;
 
 /**
- * The attempt's transformation run within its time (`timeoutMs`, waiting for a worker
- * included): the request to send, with the signal that ends the attempt, or the outcome.
+ * The attempt's transformation run before `signal` (the attempt's deadline: waiting for a
+ * worker counts): the request to send, or the outcome when there is none.
  */
 export async function transformAttempt(
   transforms: Transforms | undefined,
@@ -58,21 +58,12 @@ export async function transformAttempt(
   custom: Record<string, string>,
   fixed: string | null,
   at: number,
-  { timeoutMs }: { timeoutMs: number },
-): Promise<{ request: TransformedRequest & { signal: AbortSignal } } | { outcome: NoRequest }> {
+  signal: AbortSignal,
+): Promise<{ request: TransformedRequest } | { outcome: NoRequest }> {
   if (!transforms || !request.transformation)
     return { outcome: transformationError("this sender runs no transformations") };
-  const signal = AbortSignal.timeout(timeoutMs);
   const source = request.transformation;
-  const made = await runTransformation(
-    transforms,
-    { ...request, transformation: source },
-    custom,
-    at,
-    signal,
-    fixed,
-  );
-  return "outcome" in made ? made : { request: { ...made.request, signal } };
+  return runTransformation(transforms, { ...request, transformation: source }, custom, at, signal, fixed);
 }
 
 /**
