@@ -96,6 +96,22 @@ function checkProfile(p: ProfileResults, r: BenchResults): void {
     checkCpu(e.cpu, e.deliveriesPerSecond * e.measureSeconds, `end-to-end ${e.name}`);
   }
 
+  // A transformed endpoint and a plain one at the same time: both deliver, nothing lost.
+  const beside = p.transformedBesidePlain!;
+  for (const [name, loop] of [
+    ["transformed", beside.transformed],
+    ["plain", beside.plain],
+  ] as const) {
+    positive(loop.deliveriesPerSecond, `beside plain, ${name}`);
+    expect(loop.eventsInFlight, `beside plain, ${name}: half the closed loop's`).toBe(160);
+    expect(loop.p50Ms).toBeLessThanOrEqual(loop.p99Ms);
+    expect(loop.lost, `beside plain, ${name}: deliveries lost`).toBe(0);
+  }
+  expect(beside.transformedOverPlain.deliveriesPerSecond).toBeCloseTo(
+    beside.transformed.deliveriesPerSecond / beside.plain.deliveriesPerSecond,
+    2,
+  );
+
   // Sustained: 80 % of the closed loop's rate with 1 endpoint, sampled each second, nothing lost.
   const s = p.sustained!;
   expect(s.rate).toBe(Math.round(0.8 * p.endToEnd[0]!.deliveriesPerSecond));

@@ -29,6 +29,12 @@ export type BenchApps = {
    * code before each delivery costs fan-out. Null on a build whose API refuses transformations.
    */
   tenTransformed: BenchApp | null;
+  /**
+   * Two apps of 1 endpoint each, one with BENCH_TRANSFORMATION and one plain, loaded at the same
+   * time: what a transformation costs an endpoint beside one without. Null on a build whose API
+   * refuses transformations.
+   */
+  transformedBesidePlain: { transformed: BenchApp; plain: BenchApp } | null;
   noisy: BenchApp;
   /**
    * The destination scenario's (`--destination redis`): 10 endpoints on the receivers, and 10
@@ -118,13 +124,14 @@ async function create(
 /**
  * Through the API: one event type, an app with no endpoints (ingest alone), one with 1 endpoint,
  * one with 10, one with 10 each filtered (BENCH_FILTER), one with 10 each transformed
- * (BENCH_TRANSFORMATION), and the noisy neighbour's (1 endpoint, made to hang by the receivers),
- * each endpoint at `http://127.0.0.1:<receiverPort>/<app>/<n>`;
+ * (BENCH_TRANSFORMATION), two of 1 endpoint side by side (one transformed, one plain), and the
+ * noisy neighbour's (1 endpoint, made to hang by the receivers), each endpoint at
+ * `http://127.0.0.1:<receiverPort>/<app>/<n>`;
  * with `redisUrl`, the destination scenario's two (`destination`), the streams'
  * `<redisUrl>?stream=herald_bench_<run>_<n>`. Uids are new each run, so a running system (--url)
  * can be benchmarked again without clashing. A build whose API refuses endpoint filters (a 400
  * about `filter`: one from before them) gets no filtered app, one that refuses `transformation`
- * no transformed app, one that refuses redis:// URLs no destination apps, and `say` is told.
+ * no transformed apps, one that refuses redis:// URLs no destination apps, and `say` is told.
  */
 export async function createApps(
   gateway: Gateway,
@@ -162,9 +169,12 @@ export async function createApps(
       return null;
     }
   };
-  const transformed = async (): Promise<BenchApp | null> => {
+  /** An app whose endpoints each run BENCH_TRANSFORMATION; null when the API refuses them (said once). */
+  let transformationsRefused = false;
+  const transformed = async (name: string, endpoints: number): Promise<BenchApp | null> => {
+    if (transformationsRefused) return null;
     try {
-      return await app("ten_transformed", 10, { transformation: BENCH_TRANSFORMATION });
+      return await app(name, endpoints, { transformation: BENCH_TRANSFORMATION });
     } catch (err) {
       // A build that runs transformations but will not compile this one is the benchmark's fault.
       const refused =
@@ -173,11 +183,16 @@ export async function createApps(
         /transformation/i.test(err.body) &&
         apiError(err.body).code !== "transformation_invalid";
       if (!refused) throw err;
+      transformationsRefused = true;
       say(
-        `this build's API refuses endpoint transformations ("${errorMessage(err.body)}"): no transformed scenario`,
+        `this build's API refuses endpoint transformations ("${errorMessage(err.body)}"): no transformed scenarios (10 each transformed, transformed beside plain)`,
       );
       return null;
     }
+  };
+  const besidePlain = async (): Promise<BenchApps["transformedBesidePlain"]> => {
+    const one = await transformed("one_transformed", 1);
+    return one ? { transformed: one, plain: await app("one_plain", 1) } : null;
   };
   const destination = async (url: string): Promise<BenchApps["destination"]> => {
     let redis: BenchApp;
@@ -197,7 +212,8 @@ export async function createApps(
     one: await app("one", 1),
     ten: await app("ten", 10),
     tenFiltered: await filtered(),
-    tenTransformed: await transformed(),
+    tenTransformed: await transformed("ten_transformed", 10),
+    transformedBesidePlain: await besidePlain(),
     noisy: await app("noisy", 1),
     destination: redisUrl ? await destination(redisUrl) : null,
   };
@@ -205,7 +221,7 @@ export async function createApps(
 
 /** Deletes the apps (and so their endpoints): for a system the benchmark did not start itself. */
 export async function deleteApps(gateway: Gateway, apps: BenchApps): Promise<void> {
-  const { destination, ...rest } = apps;
-  const all = [...Object.values(rest), destination?.http, destination?.redis];
+  const { destination, transformedBesidePlain: pair, ...rest } = apps;
+  const all = [...Object.values(rest), pair?.transformed, pair?.plain, destination?.http, destination?.redis];
   for (const app of all) if (app) await call(gateway, "DELETE", `/v3/apps/${app.uid}`);
 }

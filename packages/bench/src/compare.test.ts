@@ -26,7 +26,10 @@ describe("mean", () => {
 });
 
 /** The figures compareRuns reads, of a run with `rate` deliveries/s end to end and ingest twice that. */
-/** Without `variants`, a build whose API refused filters and transformations: no such scenarios. */
+/**
+ * Without `variants`, a build whose API refused filters and transformations: no such scenarios,
+ * and results as written before transformed beside plain (no such field at all).
+ */
 function run(rate: number, cpuMs: number, variants = true): ProfileResults {
   const latency = { rate: 200, eventsAcceptedPerSecond: 200, p50Ms: 10, p95Ms: 20, p99Ms: 30 };
   const endToEnd = (name: string) => ({
@@ -54,6 +57,15 @@ function run(rate: number, cpuMs: number, variants = true): ProfileResults {
         ? [endToEnd("10 endpoints, each filtered"), endToEnd("10 endpoints, each transformed")]
         : []),
     ],
+    ...(variants
+      ? {
+          transformedBesidePlain: {
+            transformed: { deliveriesPerSecond: 0.9 * rate, p50Ms: 12, p99Ms: 30, lost: 0 },
+            plain: { deliveriesPerSecond: rate, p50Ms: 10, p99Ms: 25, lost: 0 },
+            transformedOverPlain: { deliveriesPerSecond: 0.9, p50: 1.2 },
+          },
+        }
+      : {}),
     latency: [latency],
     neighbour: { healthy: { p50Ms: 10, p99Ms: 40, lost: 0 }, hanging: { lost: 0, mostInFlight: 8 } },
     sustained: {
@@ -112,5 +124,37 @@ describe("compareRuns", () => {
       )!;
       expect(cpu).toMatchObject({ base: [null], change: [2], ratio: null });
     }
+    // The base's results have no transformed-beside-plain field: its rows are the change's alone.
+    const row = (name: string) => c.rows.find((r) => r.name === name)!;
+    expect(row("transformed beside plain, transformed")).toMatchObject({
+      unit: "deliveries/s",
+      better: "higher",
+      base: [null],
+      change: [540],
+      ratio: null,
+    });
+    expect(row("transformed beside plain, plain: p50")).toMatchObject({ base: [null], change: [10] });
+    expect(row("transformed beside plain, transformed ÷ plain")).toMatchObject({
+      better: "higher",
+      change: [0.9],
+      ratio: null,
+    });
+    expect(row("transformed beside plain, transformed ÷ plain: p50")).toMatchObject({
+      better: "lower",
+      change: [1.2],
+    });
+  });
+
+  it("reads results from before transformed beside plain, or where it was refused (null)", () => {
+    const old = run(400, 4, false);
+    expect("transformedBesidePlain" in old).toBe(false);
+    const refused = { ...old, transformedBesidePlain: null };
+    for (const r of [old, refused])
+      expect(figuresOf(r).filter((f) => f.name.startsWith("transformed beside plain"))).toEqual([]);
+    const c = compareRuns("lean", [
+      { build: "base", round: 1, results: old },
+      { build: "change", round: 1, results: refused },
+    ]);
+    expect(c.rows.find((r) => r.name === "end-to-end, 1 endpoint")?.ratio).toBe(1);
   });
 });

@@ -47,6 +47,26 @@ export function figuresOf(p: ProfileResults): Figure[] {
     add(`end-to-end, ${e.name}: delivered ÷ accepted`, "", "higher", e.deliveredOverAccepted);
     add(`end-to-end, ${e.name}: lost`, "deliveries", "lower", e.lost);
   }
+  // Absent from results written before the scenario, null where the API refused transformations.
+  const b = p.transformedBesidePlain;
+  if (b) {
+    for (const [name, r] of [
+      ["transformed", b.transformed],
+      ["plain", b.plain],
+    ] as const) {
+      add(`transformed beside plain, ${name}`, "deliveries/s", "higher", r.deliveriesPerSecond);
+      add(`transformed beside plain, ${name}: p50`, "ms", "lower", r.p50Ms);
+      add(`transformed beside plain, ${name}: p99`, "ms", "lower", r.p99Ms);
+      add(`transformed beside plain, ${name}: lost`, "deliveries", "lower", r.lost);
+    }
+    add(
+      "transformed beside plain, transformed ÷ plain",
+      "",
+      "higher",
+      b.transformedOverPlain.deliveriesPerSecond,
+    );
+    add("transformed beside plain, transformed ÷ plain: p50", "", "lower", b.transformedOverPlain.p50);
+  }
   const cpuOf = [
     ...p.endToEnd.map((e) => ({ name: `end-to-end, ${e.name}`, cpu: e.cpu })),
     { name: "sustained", cpu: p.sustained?.cpu ?? null },

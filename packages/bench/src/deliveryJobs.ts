@@ -1,10 +1,17 @@
 /**
  * The load generator's jobs that follow each event to its endpoints: the closed and open loops,
- * a soak, and the noisy neighbour beside an open loop.
+ * two closed loops side by side, a soak, and the noisy neighbour beside an open loop.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Requests, type Run } from "./jobRun.ts";
-import type { ClosedLoopJob, JobResult, NeighbourJob, OpenLoopJob, SoakJob } from "./protocol.ts";
+import type {
+  ClosedLoopJob,
+  JobResult,
+  NeighbourJob,
+  OpenLoopJob,
+  SideBySideJob,
+  SoakJob,
+} from "./protocol.ts";
 import { Hold, receive } from "./receivers.ts";
 import { readStreams } from "./redisStreams.ts";
 import { loop, paced, sendEvent } from "./senders.ts";
@@ -18,7 +25,7 @@ import { DeliveryTracker, type Tracking } from "./tracker.ts";
  */
 async function withDeliveries<T extends Tracking>(
   run: Run,
-  job: ClosedLoopJob | OpenLoopJob | NeighbourJob | SoakJob,
+  job: ClosedLoopJob | SideBySideJob | OpenLoopJob | NeighbourJob | SoakJob,
   tracker: T,
   sending: (tracker: T) => Promise<void>,
   alsoDrained: () => boolean = () => true,
@@ -40,18 +47,67 @@ async function withDeliveries<T extends Tracking>(
   }
 }
 
+/**
+ * A closed loop's sending: `inFlight` workers, each sending an event to `app` and waiting until
+ * every endpoint received it (or `slotTimeoutMs` passed) before sending the next.
+ */
+function closedSending(
+  run: Run,
+  app: string,
+  inFlight: number,
+  slotTimeoutMs: number,
+  tracker: DeliveryTracker,
+  requests = run.requests,
+): Promise<void> {
+  return loop(run, inFlight, async () => {
+    const id = await sendEvent(run, app, tracker, requests);
+    if (id === null) return false;
+    // A delivery that never comes frees its slot after a while (or when the window ends); the
+    // drain then counts it lost.
+    const wait = Math.min(slotTimeoutMs, run.window.end - run.clock());
+    await Promise.race([tracker.delivered(id), sleep(Math.max(0, wait))]);
+    return true;
+  });
+}
+
 export function closedLoop(run: Run, job: ClosedLoopJob): Promise<JobResult> {
   return withDeliveries(run, job, new DeliveryTracker(job.paths.length, run.window), (tracker) =>
-    loop(run, job.inFlight, async () => {
-      const id = await sendEvent(run, job.app, tracker);
-      if (id === null) return false;
-      // A delivery that never comes frees its slot after a while (or when the window ends); the
-      // drain then counts it lost.
-      const wait = Math.min(job.slotTimeoutMs, run.window.end - run.clock());
-      await Promise.race([tracker.delivered(id), sleep(Math.max(0, wait))]);
-      return true;
-    }),
+    closedSending(run, job.app, job.inFlight, job.slotTimeoutMs, tracker),
   );
+}
+
+/**
+ * Two closed loops at once (see SideBySideJob), each with its own tracker and requests; the drain
+ * waits for both. The first loop's figures are the result's own, the second's its `beside`.
+ */
+export async function sideBySide(run: Run, job: SideBySideJob): Promise<JobResult> {
+  const other = job.beside;
+  const beside = new DeliveryTracker(other.paths.length, run.window);
+  const besideRequests = new Requests(run.window, job.measureMs);
+  const stop = receive({ pathPrefix: `/${other.app}/`, tracker: beside, clock: run.clock });
+  try {
+    const first = await withDeliveries(
+      run,
+      job,
+      new DeliveryTracker(job.paths.length, run.window),
+      async (tracker) => {
+        await Promise.all([
+          closedSending(run, job.app, job.inFlight, job.slotTimeoutMs, tracker),
+          closedSending(run, other.app, other.inFlight, job.slotTimeoutMs, beside, besideRequests),
+        ]);
+      },
+      () => beside.drained(),
+    );
+    return {
+      ...first,
+      beside: {
+        requests: besideRequests.counts,
+        deliveries: beside.counts(first.deliveries?.drainSeconds ?? 0),
+      },
+    };
+  } finally {
+    stop();
+  }
 }
 
 /**

@@ -2,11 +2,11 @@
  * The load generator, forked by main so its work does not share an event loop with the
  * orchestration: the local receivers (receivers.ts), the senders that POST events to the gateway
  * (senders.ts: closed and open loop), the jobs made of them (requestJobs.ts, deliveryJobs.ts:
- * with a noisy neighbour beside an open loop), and the bookkeeping of what was accepted, what
- * arrived and when (jobRun.ts, tracker.ts). Main sends jobs over IPC (see protocol.ts); each job
- * answers with its counts.
+ * two closed loops side by side, a noisy neighbour beside an open loop), and the bookkeeping of
+ * what was accepted, what arrived and when (jobRun.ts, tracker.ts). Main sends jobs over IPC (see
+ * protocol.ts); each job answers with its counts.
  */
-import { closedLoop, neighbour, openLoop } from "./deliveryJobs.ts";
+import { closedLoop, neighbour, openLoop, sideBySide } from "./deliveryJobs.ts";
 import { send, startRun } from "./jobRun.ts";
 import type { Job, JobResult, ToLoad } from "./protocol.ts";
 import { receivers } from "./receivers.ts";
@@ -23,6 +23,8 @@ async function runJob(id: number, job: Job): Promise<JobResult> {
         return await post(run, job);
       case "closed-loop":
         return await closedLoop(run, job);
+      case "side-by-side":
+        return await sideBySide(run, job);
       case "open-loop":
       case "soak":
         return await openLoop(run, job);

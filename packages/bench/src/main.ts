@@ -1,12 +1,12 @@
 /**
  * `npm run bench`: measures this machine's raw ceilings, forks the load generator, then for each
  * profile (lean, then as deployed: profiles.ts) starts the whole system on a fresh database and
- * runs each scenario (end-to-end deliveries with 1 and 10 endpoints, with --destination redis
- * HTTP endpoints against Redis streams, latency at fixed rates, latency beside a hanging
- * endpoint, sustained load, ingest); with --url/--key it loads the system given instead. With
- * --against <ref> each profile runs on the ref's build and on this one alternately
- * (compare.ts), and the figures are compared. With --soak <minutes> it runs only
- * the soak (soak.ts), lean unless --profile says otherwise. Prints the table and writes
+ * runs each scenario (end-to-end deliveries with 1 and 10 endpoints, a transformed endpoint
+ * beside a plain one, with --destination redis HTTP endpoints against Redis streams, latency at
+ * fixed rates, latency beside a hanging endpoint, sustained load, ingest); with --url/--key it
+ * loads the system given instead. With --against <ref> each profile runs on the ref's build and
+ * on this one alternately (compare.ts), and the figures are compared. With --soak <minutes> it
+ * runs only the soak (soak.ts), lean unless --profile says otherwise. Prints the table and writes
  * bench-results/<timestamp>.json, latest.json and report.html. Missing a target does not fail.
  */
 import { rm } from "node:fs/promises";
@@ -38,15 +38,17 @@ import {
   type BenchResults,
   type DestinationFigures,
   destinationFigures,
-  destinationRun,
   endToEndFigures,
   ingestFigures,
   latencyFigures,
+  loopRun,
   machine,
   neighbourFigures,
   type ProfileResults,
   type RunOf,
   type SustainedFigures,
+  type TransformedBesidePlainFigures,
+  transformedBesidePlainFigures,
 } from "./results.ts";
 import {
   destinationJobs,
@@ -60,6 +62,7 @@ import {
   SUSTAINED_SHARE,
   sustainedJob,
   systemWarmUpJob,
+  transformedBesidePlainJob,
 } from "./scenarios.ts";
 import { runSoak } from "./soak.ts";
 import type { SoakFigures } from "./soakFigures.ts";
@@ -292,12 +295,19 @@ async function runProfile(
         );
     endToEnd.push({ ...endToEndFigures(job, result, ceilings), disk, cpu });
   }
+  // Issue 35's target: a transformed endpoint and a plain one, loaded at the same time.
+  let transformedBesidePlain: TransformedBesidePlainFigures | null = null;
+  const besidePlain = transformedBesidePlainJob(apps, durations);
+  if (besidePlain) {
+    const result = await step("end-to-end, 1 endpoint transformed beside 1 plain", besidePlain);
+    transformedBesidePlain = transformedBesidePlainFigures(besidePlain, result, ceilings);
+  }
   let destination: DestinationFigures | null = null;
   if (apps.destination) {
     const { http, redis } = destinationJobs(apps.destination, durations);
     const closed = async (job: ClosedLoopJob) => {
       const { result, cpu } = await measured(`destinations, ${job.label}`, job);
-      return destinationRun(job, result, ceilings, cpu);
+      return loopRun(job, result, ceilings, cpu);
     };
     destination = destinationFigures(await closed(http), await closed(redis));
   }
@@ -362,6 +372,7 @@ async function runProfile(
     description: profile?.description ?? `the system at ${options.target?.url}`,
     ingest: ingestResult,
     endToEnd,
+    transformedBesidePlain,
     destination,
     latency,
     neighbour,

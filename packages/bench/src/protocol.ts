@@ -30,6 +30,16 @@ export type ClosedLoopJob = {
 } & Timing &
   Drain;
 
+/**
+ * Two closed loops at the same time, each as a ClosedLoopJob's: the first to `app`, the second to
+ * `beside.app`, each with its own workers and counts, sharing the gateway's sockets and the
+ * system, so that whatever slows one while the other runs shows in their ratio.
+ */
+export type SideBySideJob = Omit<ClosedLoopJob, "kind" | "redis"> & {
+  kind: "side-by-side";
+  beside: { app: string; paths: string[]; label: string; inFlight: number };
+};
+
 /** Open loop: events sent at a fixed `rate` per second whatever the answers, for latency. */
 export type OpenLoopJob = { kind: "open-loop"; app: string; paths: string[]; rate: number } & Timing & Drain;
 
@@ -58,7 +68,7 @@ export type NeighbourJob = {
  */
 export type SoakJob = Omit<OpenLoopJob, "kind"> & { kind: "soak" };
 
-export type Job = IngestJob | ClosedLoopJob | OpenLoopJob | PostJob | NeighbourJob | SoakJob;
+export type Job = IngestJob | ClosedLoopJob | SideBySideJob | OpenLoopJob | PostJob | NeighbourJob | SoakJob;
 
 export type Timing = { warmMs: number; measureMs: number };
 export type Drain = { drainMs: number };
@@ -106,7 +116,13 @@ export type NoisyCounts = {
   arrivedWhileHanging: number;
 };
 
-export type JobResult = { requests: RequestCounts; deliveries: DeliveryCounts | null; noisy?: NoisyCounts };
+export type JobResult = {
+  requests: RequestCounts;
+  deliveries: DeliveryCounts | null;
+  noisy?: NoisyCounts;
+  /** A side-by-side job's second loop. */
+  beside?: { requests: RequestCounts; deliveries: DeliveryCounts };
+};
 
 export type Gateway = { baseUrl: string; apiKey: string };
 

@@ -2,7 +2,7 @@ import type { Comparison } from "./compare.ts";
 import type { CpuFigures } from "./cpu.ts";
 import { dbWaitLines } from "./dbWaits.ts";
 import { hopLines } from "./hops.ts";
-import type { Against, BenchResults, LatencyFigures, ProfileResults, Ratios } from "./results.ts";
+import type { Against, BenchResults, LatencyFigures, LoopRun, ProfileResults, Ratios } from "./results.ts";
 import { soakLines } from "./soakFigures.ts";
 import { TARGETS, type TargetCheck } from "./targets.ts";
 
@@ -171,11 +171,12 @@ export function profileLines(p: ProfileResults): string[] {
     ]);
   }
   lines.push(pad(rows));
-  for (const kind of ["filtered", "transformed"]) {
-    const c = t.find((x) => x.name === `end-to-end, 10 endpoints, each ${kind} ÷ unfiltered`);
-    if (c && c.pass !== null)
-      lines.push(`  ${kind} ÷ unfiltered: ${c.value}, target ${c.target}  ${mark(c.pass)}`);
-  }
+  const filtered = t.find((x) => x.name === "end-to-end, 10 endpoints, each filtered ÷ unfiltered");
+  if (filtered && filtered.pass !== null)
+    lines.push(
+      `  filtered ÷ unfiltered: ${filtered.value}, target ${filtered.target}  ${mark(filtered.pass)}`,
+    );
+  lines.push(...transformedBesidePlainLines(p));
   lines.push(...cpuLines(p));
   lines.push(...destinationLines(p));
   const disks = p.endToEnd.filter((e) => e.disk);
@@ -228,6 +229,9 @@ export function profileLines(p: ProfileResults): string[] {
   const errors = [
     p.ingest,
     ...p.endToEnd,
+    ...(p.transformedBesidePlain
+      ? [p.transformedBesidePlain.transformed, p.transformedBesidePlain.plain]
+      : []),
     ...(p.destination ? [p.destination.http, p.destination.redis] : []),
     ...p.latency,
     p.neighbour.healthy,
@@ -262,6 +266,39 @@ function cpuLines(p: ProfileResults): string[] {
     ...(uncounted
       ? [`  ${uncounted} short-lived process(es) could not be counted (see missed and lost in the JSON)`]
       : []),
+  ];
+}
+
+/** A transformed endpoint and a plain one, their closed loops at the same time, and transformed ÷ plain. */
+function transformedBesidePlainLines(p: ProfileResults): string[] {
+  const b = p.transformedBesidePlain;
+  if (!b) return [];
+  const times = (v: number | null) => (v === null ? "–" : `${v.toFixed(2)}×`);
+  const row = (name: string, r: LoopRun) => [
+    name,
+    `${n(r.deliveriesPerSecond)}/s`,
+    ms(r.p50Ms),
+    ms(r.p99Ms),
+    r.deliveredOverAccepted === null ? "–" : r.deliveredOverAccepted.toFixed(3),
+    String(r.lost),
+  ];
+  const o = b.transformedOverPlain;
+  return [
+    `\nTransformed beside plain: the end-to-end closed loop to 1 endpoint with a transformation and to 1 without, at the same time (${b.transformed.eventsInFlight} events in flight each; 201 → arrival)`,
+    pad([
+      ["", "deliveries", "p50", "p99", "dlv÷acc", "lost", "target", ""],
+      row("transformed", b.transformed),
+      row("plain", b.plain),
+      [
+        "transformed ÷ plain",
+        times(o.deliveriesPerSecond),
+        times(o.p50),
+        "",
+        "",
+        "",
+        ...targetOf(p.targets, "end-to-end, transformed beside plain"),
+      ],
+    ]),
   ];
 }
 

@@ -87,6 +87,19 @@ function profileCharts(r: ProfileResults): string[] {
         band: band(e.warmSeconds, e.measureSeconds),
       }),
     );
+  const b = r.transformedBesidePlain;
+  if (b)
+    charts.push(
+      lineChart({
+        title: `${name}: end-to-end, 1 endpoint transformed beside 1 plain, at the same time, per second`,
+        yLabel: "per second",
+        series: [
+          { name: "transformed: deliveries arrived", values: b.transformed.arrivedPerSecond },
+          { name: "plain: deliveries arrived", values: b.plain.arrivedPerSecond },
+        ],
+        band: band(b.transformed.warmSeconds, b.transformed.measureSeconds),
+      }),
+    );
   for (const l of r.latency)
     charts.push(
       lineChart({

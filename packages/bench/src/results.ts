@@ -8,7 +8,14 @@ import type { DiskUse } from "./diskUse.ts";
 import type { HopBreakdown } from "./hops.ts";
 import type { MemoryReport } from "./memory.ts";
 import type { ProfileName } from "./profiles.ts";
-import type { ClosedLoopJob, IngestJob, JobResult, NeighbourJob, OpenLoopJob } from "./protocol.ts";
+import type {
+  ClosedLoopJob,
+  IngestJob,
+  JobResult,
+  NeighbourJob,
+  OpenLoopJob,
+  SideBySideJob,
+} from "./protocol.ts";
 import type { ServiceOutput } from "./services.ts";
 import type { SoakFigures } from "./soakFigures.ts";
 import { type Bin, logHistogram, perSecond, round, summarize } from "./stats.ts";
@@ -63,6 +70,11 @@ export type ProfileResults = {
   endToEnd: EndToEndFigures[];
   latency: LatencyFigures[];
   neighbour: NeighbourFigures;
+  /**
+   * An endpoint with a transformation and a plain one loaded at the same time; null where the
+   * build's API refused transformations, absent from results written before the scenario.
+   */
+  transformedBesidePlain?: TransformedBesidePlainFigures | null;
   /** HTTP endpoints against Redis streams (`--destination redis`); null without it. */
   destination: DestinationFigures | null;
   /** Open loop at 80 % of this run's end-to-end capacity; null when there was none to take 80 % of. */
@@ -122,17 +134,32 @@ export type EndToEndFigures = {
   cpu: CpuFigures | null;
 } & Delivered;
 
-/** One half of the destination scenario: an end-to-end closed loop, with its 201 → arrival latency. */
-export type DestinationRun = Omit<EndToEndFigures, "disk"> & { p50Ms: number; p99Ms: number };
+/**
+ * An end-to-end closed loop with its 201 → arrival latency: one half of the destination scenario,
+ * or of transformed beside plain.
+ */
+export type LoopRun = Omit<EndToEndFigures, "disk"> & { p50Ms: number; p99Ms: number };
 
 /**
  * The destination scenario: the same closed loop to 10 HTTP endpoints, then to 10 Redis streams;
  * `redisOverHttp` divides each figure of the Redis run by the HTTP run's (null where that is 0).
  */
 export type DestinationFigures = {
-  http: DestinationRun;
-  redis: DestinationRun;
+  http: LoopRun;
+  redis: LoopRun;
   redisOverHttp: { deliveriesPerSecond: number | null; p50: number | null; p99: number | null };
+};
+
+/**
+ * Transformed beside plain: the closed loops to an endpoint with a transformation and to a plain
+ * one, run at the same time (`cpu` null: the window's CPU is both loops'); `transformedOverPlain`
+ * divides the transformed loop's deliveries per second and p50 by the plain one's (null where
+ * that is 0).
+ */
+export type TransformedBesidePlainFigures = {
+  transformed: LoopRun;
+  plain: LoopRun;
+  transformedOverPlain: { deliveriesPerSecond: number | null; p50: number | null };
 };
 
 export type LatencyFigures = {
@@ -259,18 +286,15 @@ export function endToEndFigures(
   };
 }
 
-export function destinationRun(
-  job: ClosedLoopJob,
-  r: JobResult,
-  c: Ceilings,
-  cpu: CpuFigures | null,
-): DestinationRun {
+export function loopRun(job: ClosedLoopJob, r: JobResult, c: Ceilings, cpu: CpuFigures | null): LoopRun {
   const s = summarize(r.deliveries?.latenciesMs ?? []);
   return { ...endToEndFigures(job, r, c), cpu, p50Ms: round(s.p50, 2), p99Ms: round(s.p99, 2) };
 }
 
-export function destinationFigures(http: DestinationRun, redis: DestinationRun): DestinationFigures {
-  const over = (a: number, b: number) => (b > 0 ? round(a / b, 3) : null);
+/** a ÷ b to 3 places; null when b is not above 0. */
+const over = (a: number, b: number) => (b > 0 ? round(a / b, 3) : null);
+
+export function destinationFigures(http: LoopRun, redis: LoopRun): DestinationFigures {
   return {
     http,
     redis,
@@ -278,6 +302,26 @@ export function destinationFigures(http: DestinationRun, redis: DestinationRun):
       deliveriesPerSecond: over(redis.deliveriesPerSecond, http.deliveriesPerSecond),
       p50: over(redis.p50Ms, http.p50Ms),
       p99: over(redis.p99Ms, http.p99Ms),
+    },
+  };
+}
+
+/** The side-by-side job's two loops: its own (the transformed endpoint's) and its `beside` (the plain one's). */
+export function transformedBesidePlainFigures(
+  job: SideBySideJob,
+  r: JobResult,
+  c: Ceilings,
+): TransformedBesidePlainFigures {
+  if (!r.beside) throw new Error("the side-by-side job came back without its second loop's counts");
+  const first: ClosedLoopJob = { ...job, kind: "closed-loop" };
+  const transformed = loopRun(first, r, c, null);
+  const plain = loopRun({ ...first, ...job.beside }, r.beside, c, null);
+  return {
+    transformed,
+    plain,
+    transformedOverPlain: {
+      deliveriesPerSecond: over(transformed.deliveriesPerSecond, plain.deliveriesPerSecond),
+      p50: over(transformed.p50Ms, plain.p50Ms),
     },
   };
 }

@@ -1,5 +1,12 @@
 import type { BenchApp, BenchApps } from "./apps.ts";
-import type { ClosedLoopJob, IngestJob, NeighbourJob, OpenLoopJob, Timing } from "./protocol.ts";
+import type {
+  ClosedLoopJob,
+  IngestJob,
+  NeighbourJob,
+  OpenLoopJob,
+  SideBySideJob,
+  Timing,
+} from "./protocol.ts";
 
 export type Durations = {
   /** Load on the freshly started system before any scenario: a cold one is slow for seconds (JIT, pools). */
@@ -72,18 +79,43 @@ export function endToEndJobs(apps: BenchApps, d: Durations): ClosedLoopJob[] {
   ];
 }
 
-function closedLoop(app: BenchApp, d: Durations, label?: string): ClosedLoopJob {
+function closedLoop(
+  app: BenchApp,
+  d: Durations,
+  label?: string,
+  deliveriesInFlight = END_TO_END_DELIVERIES_IN_FLIGHT,
+): ClosedLoopJob {
   return {
     kind: "closed-loop",
     app: app.uid,
     paths: app.paths,
     ...(label ? { label } : {}),
-    inFlight: Math.ceil(END_TO_END_DELIVERIES_IN_FLIGHT / app.paths.length),
+    inFlight: Math.ceil(deliveriesInFlight / app.paths.length),
     // 30 s: past a first retry (5 s) of a failed attempt; a slot stuck longer is a delivery lost.
     slotTimeoutMs: 30_000,
     warmMs: d.warmMs,
     measureMs: d.endToEndMs,
     drainMs: d.drainMs,
+  };
+}
+
+/**
+ * Transformed beside plain (issue 35's target): the end-to-end closed loop to an endpoint with
+ * BENCH_TRANSFORMATION and the same to a plain one, at the same time on the same system, each
+ * with half the deliveries in flight, so that neither has the system to itself and their ratio
+ * is what the transformation costs next to an endpoint without one. Null when the build's API
+ * refused transformations.
+ */
+export function transformedBesidePlainJob(apps: BenchApps, d: Durations): SideBySideJob | null {
+  const pair = apps.transformedBesidePlain;
+  if (!pair) return null;
+  const half = END_TO_END_DELIVERIES_IN_FLIGHT / 2;
+  const transformed = closedLoop(pair.transformed, d, "1 endpoint, transformed", half);
+  const plain = closedLoop(pair.plain, d, "1 endpoint, plain", half);
+  return {
+    ...transformed,
+    kind: "side-by-side",
+    beside: { app: plain.app, paths: plain.paths, label: plain.label!, inFlight: plain.inFlight },
   };
 }
 

@@ -6,7 +6,8 @@ export type TargetCheck = { name: string; target: string; value: string; pass: b
 
 /**
  * The performance issue's targets (issue 31), and the standing ones of earlier work (memory per
- * process, what filters and transformations cost fan-out, the 1,000 events/s tail). Throughput
+ * process, what filters cost fan-out, what a transformation costs an endpoint beside a plain one,
+ * the 1,000 events/s tail). Throughput
  * goals are relative to the build before the change, measured in the same invocation
  * (`--against`): absolute rates move by half between runs on this machine.
  */
@@ -21,7 +22,10 @@ export const TARGETS = {
   residentMb: 250,
   /** Ten filtered endpoints against ten unfiltered, in the same run: filtering costs fan-out little. */
   filteredOverPlain: 0.9,
-  /** Ten endpoints each running a small transformation against ten plain, in the same run. */
+  /**
+   * An endpoint running a small transformation against a plain one loaded at the same time
+   * (issue 35): deliveries per second, transformed ÷ plain.
+   */
   transformedOverPlain: 0.9,
   /** With --against, change ÷ base (means of the rounds). */
   endToEndOverBase: 1.5,
@@ -44,11 +48,8 @@ export function checkTargets(r: Omit<ProfileResults, "targets">): TargetCheck[] 
       pass: ratio !== null && ratio >= TARGETS.deliveredOverAccepted && e.lost === 0,
     });
   }
-  for (const [kind, goal] of [
-    ["filtered", TARGETS.filteredOverPlain],
-    ["transformed", TARGETS.transformedOverPlain],
-  ] as const)
-    checks.push(overPlain(r, `10 endpoints, each ${kind}`, goal));
+  checks.push(overPlain(r, "10 endpoints, each filtered", TARGETS.filteredOverPlain));
+  checks.push(transformedBesidePlain(r));
   for (const [rate, percentile, limit] of [
     [200, "p50", TARGETS.p50At200],
     [200, "p99", TARGETS.p99At200],
@@ -105,9 +106,10 @@ export function checkTargets(r: Omit<ProfileResults, "targets">): TargetCheck[] 
 }
 
 /**
- * A variant of the ten endpoints (each filtered, each transformed) against the plain ten of the
- * same run: its deliveries per second at least `goal` of theirs. Not run (null) on a build whose
- * API refused the variant.
+ * A variant of the ten endpoints (each filtered) against the plain ten of the same run: its
+ * deliveries per second at least `goal` of theirs. Not run (null) on a build whose API refused
+ * the variant. (The ten each transformed are reported, not held to this: their target is
+ * transformedBesidePlain's.)
  */
 function overPlain(r: Omit<ProfileResults, "targets">, name: string, goal: number): TargetCheck {
   const plain = r.endToEnd.find((x) => x.name === "10 endpoints");
@@ -120,6 +122,28 @@ function overPlain(r: Omit<ProfileResults, "targets">, name: string, goal: numbe
       ? `${(both.variant.deliveriesPerSecond / both.plain.deliveriesPerSecond).toFixed(2)} × (${n(both.variant.deliveriesPerSecond)}/s)`
       : "not run",
     pass: both ? both.variant.deliveriesPerSecond >= goal * both.plain.deliveriesPerSecond : null,
+  };
+}
+
+/**
+ * The transformed endpoint's deliveries per second at least TARGETS.transformedOverPlain of the
+ * plain one's that ran beside it, none lost on either. Not run (null) on a build whose API
+ * refused transformations, or in results from before the scenario.
+ */
+function transformedBesidePlain(r: Omit<ProfileResults, "targets">): TargetCheck {
+  const b = r.transformedBesidePlain;
+  const goal = TARGETS.transformedOverPlain;
+  const name = "end-to-end, transformed beside plain";
+  const target = `≥ ${goal} × the plain endpoint's deliveries/s, none lost`;
+  if (!b) return { name, target, value: "not run", pass: null };
+  const { transformed, plain } = b;
+  const ratio =
+    plain.deliveriesPerSecond > 0 ? transformed.deliveriesPerSecond / plain.deliveriesPerSecond : null;
+  return {
+    name,
+    target,
+    value: `${ratio === null ? "–" : ratio.toFixed(2)} × (${n(transformed.deliveriesPerSecond)}/s beside ${n(plain.deliveriesPerSecond)}/s), ${transformed.lost + plain.lost} lost`,
+    pass: ratio !== null && ratio >= goal && transformed.lost === 0 && plain.lost === 0,
   };
 }
 
