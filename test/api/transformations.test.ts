@@ -25,7 +25,11 @@ const SLACK = `function handler(webhook) {
 }`;
 
 beforeAll(async () => {
-  gw = await startGateway({ TRANSFORMATION_TIMEOUT: `${BUDGET_MS}ms` });
+  // No rate of compiles and try-its (transformationLimits.test.ts has it): these make a dozen in a row.
+  gw = await startGateway({
+    TRANSFORMATION_TIMEOUT: `${BUDGET_MS}ms`,
+    TRANSFORMATION_RATE_LIMIT_PER_SECOND: "0",
+  });
   for (const uid of ["acme", "other"]) await gw.request("POST", "/v3/apps", { json: { uid, name: uid } });
   const schema = {
     type: "object",

@@ -111,6 +111,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
       // Each waiting try-it holds its event (up to 1 MiB): a few, not many.
       queuePerOwner: 16,
     }),
+    transformLimiter: new RateLimiter(config.transformationRateLimitPerSecond),
     logger,
     dbOutage,
     placeholders: new Placeholders(prisma, logger),

@@ -21,6 +21,11 @@ export type GatewayConfig = {
   rateLimitPerSecond: number;
   /** Each portal session's own limit, apart from its account's. */
   portalRateLimitPerSecond: number;
+  /**
+   * Transformations an account (each portal session apart) may compile, saving an endpoint, or
+   * try, a second: each costs a QuickJS compile of up to 64 KiB on the transformation workers.
+   */
+  transformationRateLimitPerSecond: number;
   /** Endpoints one app may have: fan-out writes events × endpoints in one statement. */
   endpointsPerAppMax: number;
   /** `herald listen` sockets one account may have open at once, across the gateways. */
@@ -71,6 +76,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     bootstrapApiKey,
     rateLimitPerSecond: r.int("RATE_LIMIT_PER_SECOND", 10_000),
     portalRateLimitPerSecond: r.int("PORTAL_RATE_LIMIT_PER_SECOND", 20),
+    // 5 a second (bursts of 10): an editor's saves and try-its, and a script making endpoints.
+    transformationRateLimitPerSecond: r.int("TRANSFORMATION_RATE_LIMIT_PER_SECOND", 5),
     endpointsPerAppMax: r.int("ENDPOINTS_PER_APP_MAX", 100, { min: 1, max: 10_000 }),
     listenMaxPerAccount: r.int("LISTEN_MAX_PER_ACCOUNT", 10, { min: 0, max: 1000 }),
     publicUrl: r

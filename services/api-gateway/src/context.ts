@@ -8,6 +8,7 @@ import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { EventWriter } from "./eventWriter.ts";
 import type { Placeholders } from "./http/idempotency.ts";
+import type { RateLimiter } from "./http/rateLimit.ts";
 import type { OutboxRelay } from "./outboxRelay.ts";
 import type { SchemaPool } from "./schemas/pool.ts";
 
@@ -25,6 +26,11 @@ export type Deps = {
   schemas: SchemaPool;
   /** Endpoints' transformations: compiled when saved, run by the try-it routes. */
   transforms: TransformPool;
+  /**
+   * TRANSFORMATION_RATE_LIMIT_PER_SECOND: the compiles and try-its each account, and each portal
+   * session apart, may ask of `transforms` (transformOwner), besides its rate of requests.
+   */
+  transformLimiter: RateLimiter;
   logger: Logger;
   /** The database's outages, logged once each; a failure it explains is a 503, not a 500. */
   dbOutage: DatabaseOutage;

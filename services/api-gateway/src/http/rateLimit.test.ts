@@ -12,6 +12,15 @@ describe("the rate limiter", () => {
     expect(() => limiter.take("a", 200)).not.toThrow();
   });
 
+  it("answers the seconds to wait instead of throwing, taking nothing then", () => {
+    const limiter = new RateLimiter(1);
+    expect([limiter.tryTake("a", 0), limiter.tryTake("a", 0)]).toEqual([0, 0]);
+    expect(limiter.tryTake("a", 0)).toBe(1);
+    // The refusal took no token: one second on, one is there.
+    expect(limiter.tryTake("a", 1000)).toBe(0);
+    expect(new RateLimiter(0).tryTake("a", 0)).toBe(0);
+  });
+
   it("stays within its buckets when every key is busy, and keeps the busy key's count", () => {
     const limiter = new RateLimiter(5, 10);
     for (let i = 0; i < 10; i++) limiter.take("busy", 0);

@@ -13,16 +13,10 @@ export class RateLimiter {
     private readonly maxBuckets = 100_000,
   ) {}
 
+  /** Takes a token of `key`'s bucket, or throws 429 `rate_limited` with Retry-After. */
   take(key: string, now = Date.now()): void {
-    if (this.perSecond <= 0) return;
-    const capacity = this.perSecond * 2;
-    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.makeRoom(now);
-    const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
-    bucket.at = now;
-    this.buckets.set(key, bucket);
-    if (bucket.tokens < 1) {
-      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
+    const retryAfter = this.tryTake(key, now);
+    if (retryAfter)
       throw new ApiError(
         429,
         "rate_limit_error",
@@ -34,8 +28,23 @@ export class RateLimiter {
           "Retry-After": String(retryAfter),
         },
       );
-    }
+  }
+
+  /**
+   * Takes a token of `key`'s bucket and answers 0, or answers the whole seconds until one is
+   * there (at least 1) and takes none: for a caller that refuses in words of its own.
+   */
+  tryTake(key: string, now = Date.now()): number {
+    if (this.perSecond <= 0) return 0;
+    const capacity = this.perSecond * 2;
+    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.makeRoom(now);
+    const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < 1) return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
     bucket.tokens -= 1;
+    return 0;
   }
 
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -56,5 +65,8 @@ export class RateLimiter {
   }
 }
 
-/** The gateway's limiters: each account's, and each portal session's apart from its account's. */
+/**
+ * The gateway's limiters of requests: each account's, and each portal session's apart from its
+ * account's. (Compiles and try-its of transformations have one more, `Deps.transformLimiter`.)
+ */
 export type Limiters = { account: RateLimiter; portal: RateLimiter };

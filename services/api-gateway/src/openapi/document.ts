@@ -85,7 +85,10 @@ const errorResponses: Record<string, { description: string }> = {
     description:
       "`data` does not match the event type's schema (`schema_validation_failed`, with `details`).",
   },
-  "429": { description: "Over the account's request rate; `Retry-After` says when to retry." },
+  "429": {
+    description:
+      "Over the account's request rate, or its rate of transformations saved or tried (`rate_limited`), or the transformation workers too busy for now (`transformation_busy`); `Retry-After` says when to retry.",
+  },
   "503": {
     description:
       "Herald cannot reach its database for now (`service_unavailable`): the request may not have been done. Retry after `Retry-After`, a POST with the same Idempotency-Key; the SDK and the CLI do.",

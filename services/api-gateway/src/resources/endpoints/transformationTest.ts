@@ -11,7 +11,13 @@ import { storedData } from "../events/send.ts";
 import { shownAuth } from "./auth.ts";
 import { findEndpoint } from "./crud.ts";
 import { checkEndpointUrl, checkHeaders, endpointFields } from "./input.ts";
-import { checkSize, TRANSFORMATION_MAX_BYTES, transformOwner } from "./transformation.ts";
+import {
+  checkSize,
+  TRANSFORMATION_MAX_BYTES,
+  takeTransformationTurn,
+  transformationsBusy,
+  transformOwner,
+} from "./transformation.ts";
 
 /**
  * Trying a transformation before it is saved: run on an event (an event type's example, or
@@ -170,7 +176,11 @@ function checkRequest(result: { method: string; url: string }, input: WebhookInp
     );
 }
 
-/** Runs `source` on `event` as the sender would for an endpoint at `url` with `headers`. */
+/**
+ * Runs `source` on `event` as the sender would for an endpoint at `url` with `headers`. Each
+ * run is one of the account's try-its (takeTransformationTurn); workers too busy to take it are
+ * a 429, not the code's failure.
+ */
 async function tryIt(
   deps: Deps,
   account: Account,
@@ -178,6 +188,7 @@ async function tryIt(
   target: { url: string; headers: Record<string, string>; oauth2: boolean },
   event: EventInput,
 ) {
+  takeTransformationTurn(deps, account);
   const at = new Date();
   const payload = webhookPayload(event.type, at, await storedText(deps, event.data));
   const { url, headers, oauth2 } = target;
@@ -196,6 +207,8 @@ async function tryIt(
       error: null,
     };
   } catch (err) {
+    const busy = transformationsBusy(err);
+    if (busy) throw busy;
     if (!(err instanceof TransformationError)) throw err;
     const { cause, message, line } = err;
     return { ...answer, request: null, error: { kind: "transformation_error", cause, message, line } };
@@ -213,7 +226,7 @@ export const transformationTestRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Test an unsaved transformation",
     description:
-      "Runs `transformation` for an endpoint not saved yet (the create form's preview): at `url` with `headers`, on `event_type`'s example or on `event`. Answers `200` with the request that would be sent, `cancelled`, or the `error` with its line (a syntax error too); nothing is stored or sent. A `400` is a request this cannot run: no such event type, a bad URL, or a source over 65,536 bytes.",
+      "Runs `transformation` for an endpoint not saved yet (the create form's preview): at `url` with `headers`, on `event_type`'s example or on `event`. Answers `200` with the request that would be sent, `cancelled`, or the `error` with its line (a syntax error too); nothing is stored or sent. A `400` is a request this cannot run: no such event type, a bad URL, or a source over 65,536 bytes. A `429` at `transformation`, with `Retry-After`: over the rate of try-its and saves with a transformation (`rate_limited`), or the workers too busy for now (`transformation_busy`).",
     formJson: ["event"],
     body: {
       type: "object",
@@ -251,7 +264,7 @@ export const transformationTestRoutes: RouteSpec[] = [
     tag: "Endpoints",
     summary: "Test an endpoint's transformation",
     description:
-      "Runs the endpoint's transformation, or `transformation` in its place (an edit not saved yet), on `event_type`'s example or on `event`, as a delivery to this endpoint would run it. Its custom header values are write-only: the run sees each as `[redacted]` (deliveries see the real ones). Answers `200` with the request that would be sent, `cancelled`, or the `error` with its line; nothing is stored or sent.",
+      "Runs the endpoint's transformation, or `transformation` in its place (an edit not saved yet), on `event_type`'s example or on `event`, as a delivery to this endpoint would run it. Its custom header values are write-only: the run sees each as `[redacted]` (deliveries see the real ones). Answers `200` with the request that would be sent, `cancelled`, or the `error` with its line; nothing is stored or sent. A `429` at `transformation`, with `Retry-After`: over the rate of try-its and saves with a transformation (`rate_limited`), or the workers too busy for now (`transformation_busy`).",
     params: { id: "The endpoint's id." },
     formJson: ["event"],
     body: {
