@@ -24,6 +24,8 @@ export const ERROR_KINDS = {
     "The destination's server refused the message: a broker's nack, a message it could not route, or an object it would not store.",
   transformation_error:
     "The endpoint's transformation threw, ran out of time or memory, or returned something that is not a request: the response body says why, and on which line.",
+  transformation_busy:
+    "Herald's transformation workers were all busy until the attempt's time ran out, so the transformation was not run: Herald's capacity, not the endpoint's, so this does not count toward disabling it.",
 } as const satisfies Record<string, string>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
@@ -32,10 +34,10 @@ export const isErrorKind = (value: string): value is ErrorKind => Object.hasOwn(
 
 /**
  * The kinds that are the operator's failure, not the endpoint's: the egress proxy failing
- * (services/sender/src/egress.ts). They neither start the endpoint's failure clock nor
- * disable it.
+ * (services/sender/src/egress.ts), or every transformation worker busy past the attempt's
+ * time (@herald/transform). They neither start the endpoint's failure clock nor disable it.
  */
-const NOT_THE_ENDPOINTS: ReadonlySet<string> = new Set<ErrorKind>(["proxy_error"]);
+const NOT_THE_ENDPOINTS: ReadonlySet<string> = new Set<ErrorKind>(["proxy_error", "transformation_busy"]);
 
 /** Whether a failed attempt of this kind counts toward disabling its endpoint. */
 export const countsAgainstEndpoint = (kind: string | null): boolean =>

@@ -137,6 +137,11 @@ export type AttemptRequestedV1 = {
    * which the sender runs before signing (@herald/transform). Absent or null: none.
    */
   transformation?: string | null;
+  /**
+   * The event's account, sent with a transformation: the sender shares its transformation
+   * workers between accounts first. Absent: the endpoint counts as an account of its own.
+   */
+  account_id?: string | null;
 };
 
 /** The most of a transformed request's body an attempt records (`request_body`); the rest is cut. */
@@ -374,6 +379,7 @@ const schemas: { [K in MessageName]: JSONSchemaType<MessageTypes[K]> } = {
       payload: { type: "string" },
       timeout_ms: { type: "integer", minimum: 1, nullable: true } as never,
       transformation: { type: "string", nullable: true, maxLength: 65536 } as never,
+      account_id: { type: "string", nullable: true } as never,
     },
   },
   "attempt.completed.v1": attemptResult,

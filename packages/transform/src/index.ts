@@ -1,3 +1,3 @@
-export { TransformPool, type TransformPoolOptions } from "./pool.ts";
+export { type Owner, TransformPool, type TransformPoolOptions } from "./pool.ts";
 export { FILE_NAME, type SandboxLimits, TransformationError } from "./sandbox.ts";
 export { METHODS, type TransformedRequest, type WebhookInput, webhookInput } from "./webhook.ts";

@@ -236,6 +236,113 @@ describe("hostile transformations", () => {
   });
 });
 
+describe("what a run may not do, and whose turn it is", () => {
+  it("compiles no code at run time and has no BigInt function, while functions stay functions", async () => {
+    const source = `function handler(w) {
+      const tried = (f) => { try { f(); return "ran"; } catch (e) { return e.name + ": " + e.message; } };
+      w.payload = {
+        eval: tried(() => eval("1 + 1")),
+        fn: tried(() => Function("return 1")()),
+        ctor: tried(() => (function () {}).constructor("return 1")()),
+        generator: tried(() => Object.getPrototypeOf(function* () {}).constructor("yield 1")),
+        bigint: typeof BigInt,
+        instance: (() => 1) instanceof Function,
+      };
+      return w;
+    }`;
+    const { body } = (await pool.run("ep_eval", source, input(), AT)) as { body: string };
+    expect(JSON.parse(body)).toEqual({
+      eval: "EvalError: eval is not available to transformations",
+      fn: "EvalError: compiling code at run time (Function) is not available to transformations",
+      ctor: "EvalError: compiling code at run time (Function) is not available to transformations",
+      generator: "EvalError: compiling code at run time (Function) is not available to transformations",
+      bigint: "undefined",
+      instance: true,
+    });
+  });
+
+  it("fails a run that finished past its budget in one built-in call, as one interrupted", async () => {
+    // One JSON.stringify QuickJS does not interrupt, of about a tenth of a second here: done well
+    // before its worker would be ended, but far past a 10 ms budget.
+    const { Sandbox } = await import("./sandbox.ts");
+    const sandbox = await Sandbox.create(
+      `function handler(w) {
+        const o = {};
+        for (let i = 0; i < 100; i++) o["k" + i] = undefined;
+        w.payload = JSON.stringify(Array(4000).fill(o)).length;
+        return w;
+      }`,
+      { memoryBytes: 16 << 20, timeoutMs: 10 },
+    );
+    try {
+      const started = Date.now();
+      const err = (() => {
+        try {
+          sandbox.call(JSON.stringify(input()), AT);
+        } catch (e) {
+          return e as TransformationError;
+        }
+        return null;
+      })();
+      expect(Date.now() - started).toBeGreaterThan(10);
+      expect(err?.cause).toBe("timeout");
+      expect(err?.message).toContain("10 ms budget");
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("a run whose time ends while it waits for a worker is busy, not the code's failure", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 2,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      const loop = one.run("ep_loop", "function handler(w) { while (true) {} }", input(), AT).catch((e) => e);
+      const waited = await failure(
+        one.run("ep_waiting", "function handler(w) { return w; }", input(), AT, AbortSignal.timeout(50)),
+      );
+      expect(waited.cause).toBe("busy");
+      expect(waited.message).toContain("was not run");
+      expect(one.counts.expired_waiting).toBe(1);
+      // More than queuePerOwner of one owner waiting: busy at once, the others still run.
+      const runs = [1, 2, 3].map(() =>
+        one.run("ep_many", "function handler(w) { return w; }", input(), AT).catch((e: unknown) => e),
+      );
+      expect(((await runs[2]) as TransformationError).cause).toBe("busy");
+      expect(await runs[0]).toMatchObject({ cancel: false });
+      expect(((await loop) as TransformationError).cause).toBe("timeout");
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("an account's many endpoints share one account's workers, leaving the rest to another account", async () => {
+    await pool.warm();
+    const loop = "function handler(w) { while (true) {} }";
+    // Four endpoints of one account, each looping: as four accounts they would take both workers.
+    const loops = [1, 2, 3, 4].map((n) =>
+      pool.run({ account: "acct_hostile", owner: `ep_h${n}` }, loop, input(), AT).catch((e: unknown) => e),
+    );
+    let loopsDone = 0;
+    for (const l of loops) void l.then(() => loopsDone++);
+    const neighbour = "function handler(w) { w.payload = 'ok'; return w; }";
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        pool.run({ account: "acct_neighbour", owner: "ep_n" }, neighbour, input(), AT),
+      ),
+    );
+    expect(runs.every((r) => "body" in r && r.body === "ok")).toBe(true);
+    expect(loopsDone).toBe(0);
+    for (const result of await Promise.all(loops))
+      expect((result as TransformationError).cause).toBe("timeout");
+  });
+});
+
 describe("a worker's heap", () => {
   // Each keeps about 10 MB in a global, and counts its runs there.
   const hoarder = `var kept = null, runs = 0;

@@ -1,9 +1,18 @@
 import { createHash } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import type { Worker } from "node:worker_threads";
 import { startWorker } from "@herald/runtime/worker";
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { type SandboxLimits, TransformationError } from "./sandbox.ts";
+import { type Party, type Turn, Turns } from "./turns.ts";
 import { inputJson, readResult, type TransformedRequest, type WebhookInput } from "./webhook.ts";
+
+/**
+ * Whose transformation runs: an owner (an endpoint, or an account's try-it sandbox), which
+ * compiled transformations are kept by, within an account, which workers are shared by. A
+ * string is an owner that is an account of its own.
+ */
+export type Owner = string | Party;
 
 export type TransformPoolOptions = SandboxLimits & {
   /** Worker threads; each runs one transformation at a time. */
@@ -17,7 +26,7 @@ export type TransformPoolOptions = SandboxLimits & {
 };
 
 type Job = {
-  owner: string;
+  party: Party;
   key: string;
   source: string;
   op: WorkerRequest["op"];
@@ -29,18 +38,21 @@ type Job = {
   cancel?: () => void;
 };
 
+/** A job on a worker: its turn (turns.ts), charged what it took when it ends. */
+type Running = { job: Job; turn: Turn<Job>; started: number };
+
 type Slot = {
   worker: Worker;
   ready: boolean;
-  job: Job | null;
+  job: Running | null;
   timer: NodeJS.Timeout | null;
   known: Set<string>;
 };
 
 /**
- * Transformations run in worker threads, shared fairly: each owner (an endpoint, or an
- * account trying one out) waits in a queue of its own, the queues take turns, and no owner
- * runs on more than all workers but one while another waits. QuickJS stops a run at its time
+ * Transformations run in worker threads, shared fairly: accounts, and their owners within
+ * them, take turns by the worker time their runs took (turns.ts), and no account runs on more
+ * than all workers but one while another waits. QuickJS stops a run at its time
  * budget; a run that outlives it anyway (an allocation or a native call is not interrupted)
  * is ended with its worker, which a new one replaces. One customer's code thus costs at most
  * its own budget, on one worker, and never the service's event loop.
@@ -49,14 +61,23 @@ export class TransformPool {
   private readonly slots: Slot[] = [];
   /** Told when a worker becomes ready. */
   private readonly onReady: (() => void)[] = [];
-  private readonly queues = new Map<string, Job[]>();
-  private readonly running = new Map<string, number>();
+  private readonly turns: Turns<Job>;
   private nextId = 1;
   private closed = false;
   /** What the workers did, for metrics. */
-  readonly counts = { runs: 0, compiles: 0, failures: 0, workers_replaced: 0, queue_full: 0 };
+  readonly counts = {
+    runs: 0,
+    compiles: 0,
+    failures: 0,
+    workers_replaced: 0,
+    queue_full: 0,
+    expired_waiting: 0,
+  };
 
-  constructor(private readonly options: TransformPoolOptions) {}
+  constructor(private readonly options: TransformPoolOptions) {
+    // A run of a tenth of its budget is quick: such code may use every worker (turns.ts).
+    this.turns = new Turns<Job>(options.timeoutMs / 10);
+  }
 
   /** Starts the workers, and resolves once each has loaded QuickJS: a service warms them at start. */
   async warm(): Promise<void> {
@@ -71,20 +92,23 @@ export class TransformPool {
   }
 
   /** Compiles `source`, keeping it for runs; throws a TransformationError (`syntax`, with its line). */
-  async compile(owner: string, source: string): Promise<void> {
+  async compile(owner: Owner, source: string): Promise<void> {
     this.counts.compiles++;
-    await this.ask({ owner, source, key: keyOf(owner, source), op: "compile" });
+    const party = partyOf(owner);
+    await this.ask({ party, source, key: keyOf(party, source), op: "compile" });
   }
 
   /**
    * Runs `handler(webhook)` on `input` at time `at` (the fixed `Date`): the request to make
-   * instead, or `cancel`. Throws a TransformationError naming the cause and line.
+   * instead, or `cancel`. Throws a TransformationError naming the cause and line; `busy` when
+   * no worker was free for it before `signal` ended, or too many of the owner's runs wait.
    */
-  async run(owner: string, source: string, input: WebhookInput, at: number, signal?: AbortSignal) {
+  async run(owner: Owner, source: string, input: WebhookInput, at: number, signal?: AbortSignal) {
     this.counts.runs++;
     const json = inputJson(input);
+    const party = partyOf(owner);
     const output = await this.ask(
-      { owner, source, key: keyOf(owner, source), op: "run", input: json, at },
+      { party, source, key: keyOf(party, source), op: "run", input: json, at },
       signal,
     );
     return readResult(output ?? "null", input) satisfies TransformedRequest;
@@ -92,38 +116,37 @@ export class TransformPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of [...this.queues.values()].flat()) job.reject(new Error("shutting down"));
-    this.queues.clear();
+    for (const job of this.turns.drain()) job.reject(new Error("shutting down"));
     await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
   }
 
   private ask(job: Omit<Job, "resolve" | "reject">, signal?: AbortSignal): Promise<string | null> {
     if (this.closed) return Promise.reject(new Error("shutting down"));
-    if (signal?.aborted) return Promise.reject(overBudget(this.options.timeoutMs));
+    if (signal?.aborted) return Promise.reject(unserved());
     this.startWorkers();
-    const queue = this.queues.get(job.owner) ?? [];
-    if (queue.length >= this.options.queuePerOwner) {
+    const waiting = this.turns.waiting(job.party);
+    if (waiting >= this.options.queuePerOwner) {
       this.counts.queue_full++;
       return Promise.reject(
-        new TransformationError("timeout", `${queue.length} runs of this transformation are waiting already`),
+        new TransformationError(
+          "busy",
+          `${waiting} runs of this transformation are waiting for a worker already; it was not run`,
+        ),
       );
     }
     return new Promise<string | null>((resolve, reject) => {
       const entry: Job = { ...job, resolve, reject };
       if (signal) {
+        // Its time ran out while it waited: not the code's doing, and it never ran.
         const onAbort = () => {
-          const waiting = this.queues.get(job.owner);
-          const at = waiting?.indexOf(entry) ?? -1;
-          if (at < 0) return;
-          waiting?.splice(at, 1);
-          if (!waiting?.length) this.queues.delete(job.owner);
-          reject(overBudget(this.options.timeoutMs));
+          if (!this.turns.remove(job.party, entry)) return;
+          this.counts.expired_waiting++;
+          reject(unserved());
         };
         signal.addEventListener("abort", onAbort, { once: true });
         entry.cancel = () => signal.removeEventListener("abort", onAbort);
       }
-      queue.push(entry);
-      this.queues.set(job.owner, queue);
+      this.turns.add(job.party, entry);
       this.dispatch();
     });
   }
@@ -159,7 +182,7 @@ export class TransformPool {
   private lost(slot: Slot, err: Error): void {
     const index = this.slots.indexOf(slot);
     if (index < 0) return;
-    const job = this.release(slot);
+    const job = this.release(slot)?.job;
     void slot.worker.terminate();
     if (!this.closed) {
       this.counts.workers_replaced++;
@@ -177,15 +200,16 @@ export class TransformPool {
   }
 
   private finished(slot: Slot, reply: WorkerReply): void {
-    const job = this.release(slot);
-    if (!job) return;
+    const running = this.release(slot);
+    if (!running) return;
+    const job = running.job;
     if (reply.ok) {
       slot.known.add(job.key);
       job.resolve(reply.output);
     } else if ("missing" in reply) {
-      // The worker dropped it since: asked again, with the source.
+      // The worker dropped it since: asked again, with the source, first in its owner's turn.
       slot.known.delete(job.key);
-      this.queues.set(job.owner, [job, ...(this.queues.get(job.owner) ?? [])]);
+      this.turns.add(job.party, job, true);
     } else {
       this.counts.failures++;
       if (reply.cause === "timeout" || reply.cause === "memory") slot.known.delete(job.key);
@@ -196,28 +220,26 @@ export class TransformPool {
     else this.dispatch();
   }
 
-  private release(slot: Slot): Job | null {
-    const job = slot.job;
+  /** Ends `slot`'s run, charging its owner the time it took (a worker lost: all of it). */
+  private release(slot: Slot): Running | null {
+    const running = slot.job;
     if (slot.timer) clearTimeout(slot.timer);
     slot.job = null;
     slot.timer = null;
-    if (job) {
-      const left = (this.running.get(job.owner) ?? 1) - 1;
-      if (left > 0) this.running.set(job.owner, left);
-      else this.running.delete(job.owner);
-    }
-    return job;
+    if (running) this.turns.done(running.turn, performance.now() - running.started);
+    return running;
   }
 
-  /** Gives each idle worker the next job, owners in turn. */
+  /** Gives each idle worker the next job, in turn (turns.ts). */
   private dispatch(): void {
     for (const slot of this.slots) {
       if (slot.job || !slot.ready) continue;
-      const job = this.next();
-      if (!job) return;
+      const turn = this.turns.next(Math.max(1, this.slots.length - 1));
+      if (!turn) return;
+      const job = turn.job;
       job.cancel?.();
-      slot.job = job;
-      this.running.set(job.owner, (this.running.get(job.owner) ?? 0) + 1);
+      const running: Running = { job, turn, started: performance.now() };
+      slot.job = running;
       const cold = !slot.known.has(job.key);
       const request: WorkerRequest = {
         id: this.nextId++,
@@ -233,24 +255,11 @@ export class TransformPool {
       // be waiting.
       const budget = this.options.timeoutMs * (cold ? 2 : 1);
       const late = () => {
-        if (slot.job === job) this.lost(slot, overBudget(this.options.timeoutMs));
+        if (slot.job === running) this.lost(slot, overBudget(this.options.timeoutMs));
       };
       slot.timer = setTimeout(() => setImmediate(late), budget * 2 + UNANSWERED_MS);
       slot.worker.postMessage(request);
     }
-  }
-
-  private next(): Job | undefined {
-    const share = Math.max(1, this.slots.length - 1);
-    for (const [owner, queue] of this.queues) {
-      if ((this.running.get(owner) ?? 0) >= share) continue;
-      const job = queue.shift() as Job;
-      // Served: to the back of the turn.
-      this.queues.delete(owner);
-      if (queue.length) this.queues.set(owner, queue);
-      return job;
-    }
-    return undefined;
   }
 }
 
@@ -264,8 +273,20 @@ export class TransformPool {
  */
 const UNANSWERED_MS = 1000;
 
-function keyOf(owner: string, source: string): string {
-  return `${owner}:${createHash("sha256").update(source).digest("base64url").slice(0, 22)}`;
+function partyOf(owner: Owner): Party {
+  return typeof owner === "string" ? { account: owner, owner } : owner;
+}
+
+function keyOf(party: Party, source: string): string {
+  const hash = createHash("sha256").update(source).digest("base64url").slice(0, 22);
+  return `${party.account}/${party.owner}:${hash}`;
+}
+
+function unserved(): TransformationError {
+  return new TransformationError(
+    "busy",
+    "no transformation worker was free before the attempt's time ran out; the transformation was not run",
+  );
 }
 
 function overBudget(timeoutMs: number): TransformationError {

@@ -22,6 +22,7 @@ const row = (id: string): AttemptToSend => ({
   event_id: `e_${id}`,
   endpoint_id: "ep",
   app_id: "app",
+  account_id: "acct",
   attempt_number: 1,
   replay_id: null,
   url: "https://example.com",

@@ -130,8 +130,9 @@ function messageOf(deps: DispatcherDeps, r: AttemptToSend, now: Date): Omit<Atte
     headers: r.headers_sealed ? {} : r.headers,
     sealed_headers: r.headers_sealed,
     ...(r.auth_sealed ? { sealed_auth: r.auth_sealed } : {}),
-    // As stored, every attempt: the sender compiles it once and keeps it by its hash.
-    ...(r.transformation ? { transformation: r.transformation } : {}),
+    // As stored, every attempt: the sender compiles it once and keeps it by its hash. Its
+    // workers are shared by account, which only a transformed attempt needs to name.
+    ...(r.transformation ? { transformation: r.transformation, account_id: r.account_id } : {}),
     secrets: [r.secret, ...previous],
     timeout_ms: deps.config.attemptTimeoutMs,
   };

@@ -193,6 +193,43 @@ describe("an attempt through its transformation", () => {
   });
 });
 
+describe("an attempt whose transformation could not get a worker in time", () => {
+  it("fails as transformation_busy, not the endpoint's transformation_error, and makes no request", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 4,
+      queuePerOwner: 10,
+      memoryBytes: 16 << 20,
+      timeoutMs: 400,
+    });
+    try {
+      await one.warm();
+      const before = received.length;
+      // Another account's endless loop holds the only worker for its 400 ms budget.
+      const hostile = {
+        ...attempt("function handler(w) { while (true) {} }"),
+        endpoint_id: "ep_loop",
+        account_id: "acct_2",
+      };
+      const looping = deliver(hostile, options({ transforms: one, timeoutMs: 2000 }));
+      const waiting = await deliver(
+        { ...attempt("function handler(w) { return w; }"), account_id: "acct_1" },
+        options({ transforms: one, timeoutMs: 100 }),
+      );
+      expect(waiting).toMatchObject({
+        succeeded: false,
+        error: "transformation_busy",
+        response_status: null,
+      });
+      expect(waiting.response_body).toContain("was not run");
+      expect(await looping).toMatchObject({ error: "transformation_error" });
+      expect(received.length).toBe(before);
+    } finally {
+      await one.close();
+    }
+  });
+});
+
 describe("the body an attempt records", () => {
   it("is the first RECORDED_BODY_MAX_BYTES bytes, cut before a character, not through one", () => {
     expect(recordedBody("short")).toBe("short");

@@ -92,10 +92,14 @@ export async function runTransformation(
   });
   let result: Awaited<ReturnType<Transforms["run"]>>;
   try {
-    result = await transforms.run(request.endpoint_id, request.transformation, input, at, signal);
+    const owner = { account: request.account_id ?? request.endpoint_id, owner: request.endpoint_id };
+    result = await transforms.run(owner, request.transformation, input, at, signal);
   } catch (err) {
-    if (err instanceof TransformationError) return { outcome: transformationError(messageOf(err)) };
-    throw err;
+    if (!(err instanceof TransformationError)) throw err;
+    // Herald's own capacity, not the code: it was never run (error kinds: transformation_busy).
+    if (err.cause === "busy")
+      return { outcome: { ...transformationError(err.message), error: "transformation_busy" } };
+    return { outcome: transformationError(messageOf(err)) };
   }
   if (result.cancel) return { outcome: CANCELLED };
   const changed = [

@@ -121,6 +121,17 @@ describe("afterResult", () => {
     expect(afterResult(f, broken(5), open, s)).toMatchObject({ change: "paused", reason: "not_responding" });
   });
 
+  it("takes a transformation not run for busy workers as Herald's, not the endpoint's: the run neither grows nor ends", () => {
+    const f = flow();
+    for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);
+    for (let i = 5; i <= 20; i++)
+      expect(
+        afterResult(f, { ...unreachable(`b${i}`, i), error: "transformation_busy" }, open, s),
+      ).toBeNull();
+    expect(f.failures).toBe(4);
+    expect(f.pause_reason).toBeNull();
+  });
+
   it("takes a cancelled attempt (no request made) as neither an answer nor unreachable", () => {
     const f = flow();
     for (let i = 1; i <= 4; i++) afterResult(f, unreachable(`a${i}`, i), open, s);

@@ -253,6 +253,15 @@ describe("what follows a result (nextStep)", () => {
       step: retry(300_000),
       after: failingFor(4 * DAY),
     },
+    // Nor are the sender's transformation workers all being busy: the code never ran.
+    {
+      name: "a transformation_busy does not start the clock",
+      result: result({ responseStatus: null, error: "transformation_busy" }),
+      attempt: 1,
+      endpoint: healthy,
+      step: retry(5_000),
+      after: healthy,
+    },
   ];
 
   it.each(rows)("$name", (row) => {

@@ -7,6 +7,8 @@ export type AttemptToSend = {
   event_id: string;
   endpoint_id: string;
   app_id: string;
+  /** The event's account: a sender's transformation workers are shared by account (@herald/transform). */
+  account_id: string;
   attempt_number: number;
   url: string;
   /** Names only, each value '', once sealed; the values, in rows sealed before 0010. */
@@ -54,7 +56,7 @@ export const INLINE_DATA_BYTES = 16 * 1024;
 export const SEND_COLUMNS = `a.id, a.delivery_id, a.event_id, a.endpoint_id, a.app_id, a.attempt_number, a.replay_id,
   ep.url, ep.headers, ep.headers_sealed, ep.auth_sealed, ep.transformation, ep.secret, ep.previous_secret, ep.previous_secret_expires_at,
   ev.type, CASE WHEN ev.data_bytes <= ${INLINE_DATA_BYTES} THEN ev.data::text END AS data, ev.data_bytes,
-  ev.created_at, ev.trace_context`;
+  ev.created_at, ev.trace_context, ev.account_id`;
 
 const EVENT_DATA = prepared("event-data", "SELECT id, data::text AS data FROM events WHERE id = ANY($1)");
 

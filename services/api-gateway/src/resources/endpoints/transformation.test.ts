@@ -1,4 +1,4 @@
-import { TransformationError, type TransformPool } from "@herald/transform";
+import { type Owner, TransformationError, type TransformPool } from "@herald/transform";
 import { describe, expect, it } from "vitest";
 import type { Account } from "../../context.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -12,13 +12,13 @@ import { checkTransformation, transformationsBusy } from "./transformation.ts";
 const account: Account = { id: "acct_1", keyId: "key_1", via: "key" };
 const SOURCE = "function handler(webhook) { return webhook; }";
 // "busy" through a string: the cause is newer than some builds of @herald/transform.
-const busy = () => new TransformationError("busy" as string as TransformationError["cause"], "queue full");
+const busy = () => new TransformationError("busy", "queue full");
 
 /** Deps whose workers fail every compile with `errors` in turn (the last again), counting them. */
 function failing(...errors: Error[]) {
-  const compiles: string[] = [];
+  const compiles: Owner[] = [];
   const transforms = {
-    async compile(owner: string) {
+    async compile(owner: Owner) {
       compiles.push(owner);
       throw errors[Math.min(compiles.length, errors.length) - 1];
     },
@@ -46,7 +46,7 @@ describe("saving a transformation the workers refuse", () => {
       param: "transformation",
     });
     expect(err.headers).toEqual({ "Retry-After": "1" });
-    expect(compiles).toEqual(["acct_1"]);
+    expect(compiles).toEqual([{ account: "acct_1", owner: "acct_1" }]);
   });
 
   it("answers busy on the second try of a compile that ran past its budget the same way", async () => {

@@ -1,4 +1,4 @@
-import { TransformationError } from "@herald/transform";
+import { type Owner, TransformationError } from "@herald/transform";
 import type { Account, Deps } from "../../context.ts";
 import { ApiError, invalid } from "../../http/errors.ts";
 import type { Schema } from "../../http/route.ts";
@@ -27,6 +27,12 @@ export const transformationField: Schema = {
 export const transformOwner = (account: Account): string =>
   account.via === "portal" && account.session ? `${account.id}:portal:${account.session.id}` : account.id;
 
+/** The same, as the workers share their time: a portal session's runs are its account's too. */
+export const transformParty = (account: Account): Owner => ({
+  account: account.id,
+  owner: transformOwner(account),
+});
+
 /**
  * Takes one of `account`'s compiles or try-its (TRANSFORMATION_RATE_LIMIT_PER_SECOND, a portal
  * session's apart from its account's), or refuses the request with a 429 at `transformation`:
@@ -53,7 +59,7 @@ export function takeTransformationTurn(deps: Pick<Deps, "transformLimiter">, acc
  * "busy" is newer than some builds of @herald/transform.)
  */
 export function transformationsBusy(err: unknown): ApiError | null {
-  if (!(err instanceof TransformationError && (err.cause as string) === "busy")) return null;
+  if (!(err instanceof TransformationError && err.cause === "busy")) return null;
   return new ApiError(
     429,
     "rate_limit_error",
@@ -102,7 +108,7 @@ export async function checkTransformation(
   // Counted once its cheap checks pass: only a source that will be compiled costs the workers.
   takeTransformationTurn(deps, account);
   try {
-    await compileForSave(deps, transformOwner(account), source);
+    await compileForSave(deps, transformParty(account), source);
   } catch (err) {
     const busy = transformationsBusy(err);
     if (busy) throw busy;
@@ -118,7 +124,7 @@ export async function checkTransformation(
  * refused: on a busy machine a budget missed once may be the load's doing, not the code's (a
  * top level that loops misses it again).
  */
-async function compileForSave(deps: Pick<Deps, "transforms">, owner: string, source: string): Promise<void> {
+async function compileForSave(deps: Pick<Deps, "transforms">, owner: Owner, source: string): Promise<void> {
   try {
     await deps.transforms.compile(owner, source);
   } catch (err) {

@@ -16,7 +16,7 @@ import {
   TRANSFORMATION_MAX_BYTES,
   takeTransformationTurn,
   transformationsBusy,
-  transformOwner,
+  transformParty,
 } from "./transformation.ts";
 
 /**
@@ -197,7 +197,7 @@ async function tryIt(
   const shown = { ...input, headers: redactHeaders(input.headers, hidden) };
   const answer = { object: "transformation_test" as const, input: shown, cancelled: false };
   try {
-    const result = await deps.transforms.run(transformOwner(account), source, input, at.getTime());
+    const result = await deps.transforms.run(transformParty(account), source, input, at.getTime());
     if (result.cancel) return { ...answer, cancelled: true, request: null, error: null };
     checkRequest(result, input, oauth2);
     const request = { method: result.method, url: result.url, body: result.body };

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { type Party, type Turn, Turns } from "./turns.ts";
+
+const party = (account: string, owner = account): Party => ({ account, owner });
+
+/** Serves one worker `rounds` times: each turn taken, run for its job's `ms`, ended. Returns the jobs in order. */
+function serve(turns: Turns<{ name: string; ms: number }>, rounds: number, share = 1): string[] {
+  const order: string[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const turn = turns.next(share);
+    if (!turn) break;
+    order.push(turn.job.name);
+    turns.done(turn, turn.job.ms);
+  }
+  return order;
+}
+
+describe("turns", () => {
+  it("serves accounts by the time their runs took, not by their count", () => {
+    const turns = new Turns<{ name: string; ms: number }>(5);
+    for (let i = 0; i < 5; i++) turns.add(party("slow"), { name: "slow", ms: 100 });
+    for (let i = 0; i < 300; i++) turns.add(party("quick"), { name: "quick", ms: 1 });
+    const order = serve(turns, 150);
+    // One 100 ms run buys the quick account about a hundred 1 ms runs before the next.
+    expect(order.filter((n) => n === "slow").length).toBe(2);
+    const between = order.indexOf("slow", order.indexOf("slow") + 1) - order.indexOf("slow") - 1;
+    expect(between).toBeGreaterThanOrEqual(99);
+    expect(between).toBeLessThanOrEqual(101);
+  });
+
+  it("gives an account with many owners one account's share, its owners taking turns within it", () => {
+    const turns = new Turns<{ name: string; ms: number }>(5);
+    for (let e = 0; e < 10; e++) turns.add(party("many", `ep_${e}`), { name: `many/ep_${e}`, ms: 1 });
+    for (let i = 0; i < 10; i++) turns.add(party("one"), { name: "one", ms: 1 });
+    const order = serve(turns, 20);
+    // Alternating accounts: never two of the many-endpoint account's runs in a row.
+    for (let i = 1; i < order.length; i++)
+      expect(order[i]!.startsWith("many") && order[i - 1]!.startsWith("many")).toBe(false);
+    expect(new Set(order.filter((n) => n.startsWith("many"))).size).toBe(10);
+  });
+
+  it("keeps a worker from an account at its share while another account waits", () => {
+    const turns = new Turns<string>(5);
+    for (let i = 0; i < 4; i++) turns.add(party("a"), "a");
+    turns.next(1);
+    turns.add(party("b"), "b");
+    turns.add(party("b"), "b");
+    // a runs on its share of one: b comes first, though a has used no more time yet.
+    turns.done(turns.next(1) as Turn<string>, 0);
+    expect(turns.next(1)?.job).toBe("b");
+  });
+
+  it("lets an account alone use every worker for quick code only: not for slow code, nor code not run yet", () => {
+    const turns = new Turns<string>(5);
+    for (let i = 0; i < 6; i++) turns.add(party("quick"), "quick");
+    const first = turns.next(1) as Turn<string>;
+    // Its one owner has not run yet: the worker kept for others stays free.
+    expect(turns.next(1)).toBeUndefined();
+    turns.done(first, 2);
+    expect([turns.next(1)?.job, turns.next(1)?.job]).toEqual(["quick", "quick"]);
+
+    const slow = new Turns<string>(5);
+    for (let i = 0; i < 6; i++) slow.add(party("slow"), "slow");
+    slow.done(slow.next(1) as Turn<string>, 50);
+    expect(slow.next(1)?.job).toBe("slow");
+    expect(slow.next(1)).toBeUndefined();
+  });
+
+  it("starts an account that was idle at the others' time: time not asked for is not saved up", () => {
+    const turns = new Turns<{ name: string; ms: number }>(5);
+    for (let i = 0; i < 100; i++) turns.add(party("busy"), { name: "busy", ms: 10 });
+    serve(turns, 50);
+    for (let i = 0; i < 10; i++) turns.add(party("late"), { name: "late", ms: 10 });
+    const order = serve(turns, 20);
+    // The newcomer takes turns with the busy account; it is not given the 500 ms it did not use.
+    expect(order.filter((n) => n === "late").length).toBe(10);
+    expect(order.filter((n) => n === "busy").length).toBe(10);
+  });
+
+  it("charges a run its owner's last run time when it starts, so runs out at once are not free", () => {
+    const turns = new Turns<string>(5);
+    for (let i = 0; i < 3; i++) turns.add(party("a"), "a");
+    const first = turns.next(4) as Turn<string>;
+    turns.done(first, 50);
+    const second = turns.next(4) as Turn<string>;
+    expect([first.charged, second.charged]).toEqual([1, 50]);
+    // b starts where a was when served (50 ms); a's run still out has been charged 50 more.
+    turns.add(party("b"), "b");
+    expect(turns.next(4)?.job).toBe("b");
+  });
+
+  it("forgets what it no longer waits for, and hands back all that waits when drained", () => {
+    const turns = new Turns<string>(5);
+    turns.add(party("a"), "one");
+    turns.add(party("a"), "two");
+    expect(turns.remove(party("a"), "one")).toBe(true);
+    expect(turns.remove(party("a"), "one")).toBe(false);
+    expect(turns.waiting(party("a"))).toBe(1);
+    turns.add(party("b", "ep"), "three", true);
+    expect(turns.drain().sort()).toEqual(["three", "two"]);
+    expect(turns.next(1)).toBeUndefined();
+  });
+});
