@@ -159,7 +159,15 @@ describe("hostile transformations", () => {
       "var runs = 0;\nfunction handler(w) {\n  runs++;\n  if (w.payload.data.loop) while (true) {}\n  w.payload = runs; return w;\n}";
     const err = await failure(pool.run("ep_loop", source, input({ payload: { data: { loop: true } } }), AT));
     expect(err.cause).toBe("timeout");
-    expect(err.message).toContain(`${BUDGET_MS} ms budget`);
+    // QuickJS knows the function it stopped and a line in it at or before the loop: it says so.
+    expect(err.message).toBe(
+      `the transformation ran past its ${BUDGET_MS} ms budget inside \`handler\` (at line 4 or later in it)`,
+    );
+    expect(err.line).toBe(4);
+    const nested = "function spin() {\n  for (;;) {}\n}\nfunction handler(w) {\n  spin();\n}";
+    expect((await failure(pool.run("ep_spin", nested, input(), AT))).message).toBe(
+      `the transformation ran past its ${BUDGET_MS} ms budget inside \`spin\`, called from line 5 (at line 1 or later in it)`,
+    );
     // The sandbox was closed with its state: `runs` counts from zero again.
     expect(await pool.run("ep_loop", source, input(), AT)).toMatchObject({ body: "1" });
   });

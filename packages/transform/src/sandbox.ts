@@ -216,12 +216,23 @@ function failure(
   const message = error.message ?? String(dumped);
   const line = lineOf(error);
   const at = line === null ? "" : ` (line ${line})`;
-  if (name === "InternalError" && message === "interrupted")
-    return new TransformationError(
-      "timeout",
-      `the transformation ran past its ${limits.timeoutMs} ms budget${at}`,
-      line,
-    );
+  if (name === "InternalError" && message === "interrupted") {
+    const budget = `the transformation ran past its ${limits.timeoutMs} ms budget`;
+    const [inner, caller] = framesOf(error);
+    // QuickJS names the last line of the interrupted function it recorded a position at (the
+    // function's first, or the last that could have thrown), not always the loop's own: said
+    // as such, with the line that called it.
+    if (inner && inner.name !== "<eval>") {
+      const fn = inner.name === "<anonymous>" ? "an anonymous function" : `\`${inner.name}\``;
+      const from = caller ? `, called from line ${caller.line}` : "";
+      return new TransformationError(
+        "timeout",
+        `${budget} inside ${fn}${from} (at line ${inner.line} or later in it)`,
+        inner.line,
+      );
+    }
+    return new TransformationError("timeout", `${budget}${at}`, line);
+  }
   if (name === "InternalError" && /out of memory|string too long|stack overflow/.test(message)) {
     const what = message === "stack overflow" ? "its stack" : `its ${mb(limits.memoryBytes)} of memory`;
     return new TransformationError("memory", `the transformation used more than ${what}${at}`, line);
@@ -236,6 +247,12 @@ function lineOf(error: Dumped): number | null {
   if (typeof error.lineNumber === "number") return error.lineNumber;
   const frame = new RegExp(`${FILE_NAME.replace(".", "\\.")}:(\\d+)`).exec(error.stack ?? "");
   return frame ? Number(frame[1]) : null;
+}
+
+/** The stack's frames in the customer's file, innermost first. */
+function framesOf(error: Dumped): { name: string; line: number }[] {
+  const frame = new RegExp(`at (\\S+) \\(${FILE_NAME.replace(".", "\\.")}:(\\d+)`, "g");
+  return [...(error.stack ?? "").matchAll(frame)].map((m) => ({ name: m[1]!, line: Number(m[2]) }));
 }
 
 function mb(bytes: number): string {

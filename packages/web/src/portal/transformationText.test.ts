@@ -30,6 +30,11 @@ describe("lines", () => {
   it("reads the line the API's message names at its end", () => {
     expect(lineInMessage("SyntaxError: unexpected token in expression: ';' (line 2)")).toBe(2);
     expect(lineInMessage("the transformation ran past its 50 ms budget (line 14)")).toBe(14);
+    expect(
+      lineInMessage(
+        "the transformation ran past its 50 ms budget inside `f`, called from line 9 (at line 2 or later in it)",
+      ),
+    ).toBe(2);
     expect(lineInMessage('the transformation set `method` to "GET"')).toBeNull();
     expect(lineInMessage("(line 3) is not at the end")).toBeNull();
   });

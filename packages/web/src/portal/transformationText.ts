@@ -42,7 +42,8 @@ export function transformationBody(
 
 /** The line an error message names at its end, "… (line 2)"; null when it names none. */
 export function lineInMessage(message: string): number | null {
-  const match = /\(line (\d+)\)\s*$/.exec(message);
+  // "(line 3)", or the parenthesis of a loop stopped ("(at line 3 or later in it)").
+  const match = /\((?:at )?line (\d+)(?: or later in it)?\)\s*$/.exec(message);
   return match ? Number(match[1]) : null;
 }
 
