@@ -383,4 +383,33 @@ describe("a worker's heap", () => {
   it("keeps them, state and all, within it", async () => {
     expect(await thirdRun(256 << 20)).toBe("3");
   });
+
+  it("stops one run that grows it past its bound in many small allocations, before its time, and replaces the worker", async () => {
+    // Each allocation is far under the memory limit, which refuses one at a time: only the heap
+    // says how much the run holds. Its budget is long, so only memory can stop it.
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 10,
+      memoryBytes: 16 << 20,
+      timeoutMs: 10_000,
+      heapBytes: 48 << 20,
+    });
+    try {
+      await one.warm();
+      const grower =
+        "function handler(w) {\n  const kept = [];\n  for (;;) kept.push('x'.repeat(1000) + kept.length);\n}";
+      const err = await failure(one.run("ep_grow", grower, input(), AT));
+      expect(err.cause).toBe("memory");
+      expect(err.message).toMatch(
+        /^the transformation grew its worker's memory past 48 MB, in many allocations, inside `handler`/,
+      );
+      expect(one.counts.workers_replaced).toBe(1);
+      expect(await one.run("ep_ok", "function handler(w) { return w; }", input(), AT)).toMatchObject({
+        cancel: false,
+      });
+    } finally {
+      await one.close();
+    }
+  });
 });

@@ -23,6 +23,11 @@ export type SandboxLimits = {
   memoryBytes: number;
   /** The time one run may take, milliseconds (TRANSFORMATION_TIMEOUT). */
   timeoutMs: number;
+  /**
+   * The WebAssembly heap all of a thread's sandboxes share, bytes: a run that grows it past
+   * this is stopped as out of memory. None: only the limit on one allocation.
+   */
+  heapBytes?: number;
 };
 
 /** The file name errors name their line in. */
@@ -44,6 +49,17 @@ export class TransformationError extends Error {
 }
 
 let quickjs: Promise<QuickJSWASMModule> | null = null;
+/**
+ * The size of this thread's WebAssembly heap, which every sandbox in it shares: QuickJS's
+ * memory limit refuses one allocation past it, but this build does not count what a runtime
+ * holds in all (8 bytes an allocation, and strings built with `+` not at all), so the heap is
+ * what says how much a run took. It never shrinks. (quickjs-emscripten keeps the Emscripten
+ * module as `module`; the typings leave it out.)
+ */
+export function heapBytes(quickjs: QuickJSWASMModule): number {
+  return (quickjs as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.buffer.byteLength;
+}
+
 /** The WebAssembly module, loaded once per thread. */
 export function loadQuickJS(): Promise<QuickJSWASMModule> {
   quickjs ??= getQuickJS();
@@ -107,6 +123,7 @@ const PRELUDE = `"use strict";
 /** One compiled transformation: a runtime and context of its own, reused run after run. */
 export class Sandbox {
   private constructor(
+    private readonly module: QuickJSWASMModule,
     private readonly runtime: QuickJSRuntime,
     private readonly context: QuickJSContext,
     private readonly run: QuickJSHandle,
@@ -128,7 +145,7 @@ export class Sandbox {
       // The customer's source runs once here, defining `handler` (and whatever else at top level).
       evaluate(context, runtime, source, FILE_NAME, limits.timeoutMs);
       const run = context.getProp(context.global, "__herald_run");
-      return new Sandbox(runtime, context, run, limits);
+      return new Sandbox(module, runtime, context, run, limits);
     } catch (err) {
       context.dispose();
       runtime.dispose();
@@ -144,12 +161,19 @@ export class Sandbox {
   call(input: string, at: number): string {
     const { context, runtime } = this;
     const deadline = Date.now() + this.limits.timeoutMs;
-    runtime.setInterruptHandler(() => Date.now() > deadline);
+    // Stopped at its time, or once the heap has grown past its bound: memory that many small
+    // allocations take is not refused one by one (heapBytes), and would grow till the time ran out.
+    const bound = this.limits.heapBytes ?? Number.POSITIVE_INFINITY;
+    let overgrown = false;
+    runtime.setInterruptHandler(() => {
+      overgrown = heapBytes(this.module) > bound;
+      return overgrown || Date.now() > deadline;
+    });
     const argument = context.newString(input);
     const time = context.newNumber(at);
     try {
       const result = context.callFunction(this.run, context.undefined, argument, time);
-      if (result.error) throw failure(context, result.error, this.limits);
+      if (result.error) throw failure(context, result.error, this.limits, false, overgrown ? bound : null);
       // Past its budget in a native call QuickJS could not interrupt: failed all the same, so
       // what a run may take does not depend on which call took it.
       if (Date.now() > deadline) {
@@ -208,6 +232,8 @@ function failure(
   handle: QuickJSHandle,
   limits: Pick<SandboxLimits, "timeoutMs"> & { memoryBytes: number },
   compiling = false,
+  /** The heap bound a run was stopped at, when that is why it was interrupted. */
+  overgrownPast: number | null = null,
 ): TransformationError {
   const dumped = context.dump(handle) as Dumped | string | null;
   handle.dispose();
@@ -217,7 +243,11 @@ function failure(
   const line = lineOf(error);
   const at = line === null ? "" : ` (line ${line})`;
   if (name === "InternalError" && message === "interrupted") {
-    const budget = `the transformation ran past its ${limits.timeoutMs} ms budget`;
+    const cause = overgrownPast === null ? "timeout" : "memory";
+    const budget =
+      overgrownPast === null
+        ? `the transformation ran past its ${limits.timeoutMs} ms budget`
+        : `the transformation grew its worker's memory past ${mb(overgrownPast)}, in many allocations,`;
     const [inner, caller] = framesOf(error);
     // QuickJS names the last line of the interrupted function it recorded a position at (the
     // function's first, or the last that could have thrown), not always the loop's own: said
@@ -226,12 +256,12 @@ function failure(
       const fn = inner.name === "<anonymous>" ? "an anonymous function" : `\`${inner.name}\``;
       const from = caller ? `, called from line ${caller.line}` : "";
       return new TransformationError(
-        "timeout",
+        cause,
         `${budget} inside ${fn}${from} (at line ${inner.line} or later in it)`,
         inner.line,
       );
     }
-    return new TransformationError("timeout", `${budget}${at}`, line);
+    return new TransformationError(cause, `${budget}${at}`.replace(/,$/, ""), line);
   }
   if (name === "InternalError" && /out of memory|string too long|stack overflow/.test(message)) {
     const what = message === "stack overflow" ? "its stack" : `its ${mb(limits.memoryBytes)} of memory`;
