@@ -282,12 +282,16 @@ describe("trying a transformation", () => {
 
 describe("attempts of a transformed endpoint", () => {
   /** An attempt as a sender reports one: seeded, as only the dispatcher writes them. */
-  async function attemptOf(status: "succeeded" | "cancelled", sent: Record<string, unknown>) {
+  async function attemptOf(status: "succeeded" | "failed" | "cancelled", sent: Record<string, unknown>) {
     seed ??= seeder(gw.databaseUrl);
     const event = await gw.request("POST", "/v3/events", {
       json: { app: "acme", type: "invoice.paid", data: { amount: 1200, customer: "Globex" } },
     });
-    const deliveryId = await seed.delivery({ eventId: event.body.id, endpointId: endpoint, status });
+    const deliveryId = await seed.delivery({
+      eventId: event.body.id,
+      endpointId: endpoint,
+      status: status === "failed" ? "retrying" : status,
+    });
     const id = await seed.attempt({ deliveryId, status, attemptNumber: 1 });
     await seed.prisma.attempt.updateMany({ where: { id }, data: sent });
     return { id, event: event.body.id as string };
@@ -327,5 +331,37 @@ describe("attempts of a transformed endpoint", () => {
     const events = await gw.request("GET", "/v3/events?status=cancelled");
     expect(events.status).toBe(200);
     expect(events.body.data.map((e: { id: string }) => e.id)).toEqual([event]);
+  });
+
+  it("show no request for an attempt whose transformation failed or never ran, but one for a failed request", async () => {
+    const line = "TypeError: cannot read property 'amount' of undefined (line 2)";
+    for (const [error, responseBody] of [
+      ["transformation_error", line],
+      ["transformation_busy", "every transformation worker was busy"],
+    ] as const) {
+      // Headers as a sender may have recorded them: still no request, for none was sent.
+      const { id } = await attemptOf("failed", {
+        error,
+        responseStatus: null,
+        responseBody,
+        requestHeaders: { "content-type": "application/json" },
+      });
+      const res = await gw.request("GET", `/v3/attempts/${id}`);
+      expectMatches(res.body, "AttemptWithRequest");
+      expect(res.body, error).toMatchObject({
+        status: "failed",
+        error,
+        response_body: responseBody,
+        request: null,
+      });
+    }
+    // A request that was made and failed still shows as sent: Herald's own POST.
+    const { id } = await attemptOf("failed", {
+      error: "http_error",
+      responseStatus: 500,
+      requestHeaders: { "content-type": "application/json" },
+    });
+    const res = await gw.request("GET", `/v3/attempts/${id}`);
+    expect(res.body.request).toMatchObject({ method: "POST", transformed: false });
   });
 });

@@ -11,8 +11,9 @@ import { startSystem, type TestSystem } from "../support/system.ts";
  * the endpoint form from its starter, tried on a type's example and on data of one's own (the
  * request it would make, or its cancel), a syntax error's line shown in the try-it panel and by
  * the API's refusal on save (marked beside the code, the caret put on it), saved and shown on
- * the endpoint; then delivered to a local receiver, the attempt showing the transformed request
- * and a cancelled one its own status; tried again on edit, and removed.
+ * the endpoint; then delivered to a local receiver, the attempt showing the transformed request,
+ * a cancelled one its own status, and one whose transformation threw no request but why; tried
+ * again on edit, and removed.
  */
 let sys: TestSystem;
 let receiver: Receiver;
@@ -261,6 +262,48 @@ describe("an endpoint's transformation in the portal", () => {
     } finally {
       await board.close();
     }
+  });
+
+  it("shows an attempt whose transformation threw with no request, and why", async () => {
+    // An endpoint of its own, so the one this file edits keeps its attempts and its health.
+    const made = await sys.request("POST", "/v3/endpoints", {
+      json: {
+        app: "acme",
+        url: `${receiver.url}/thrown`,
+        transformation:
+          'function handler(webhook) {\n  throw new Error("no " + webhook.payload.data.currency);\n}',
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const thrown = made.body.id as string;
+    try {
+      const event = await sys.request("POST", "/v3/events", {
+        json: { app: "acme", type: "order.created", data: { amount: 420, currency: "EUR" } },
+      });
+      expect(event.status).toBe(201);
+      const first = async () =>
+        (
+          (await sys.request("GET", `/v3/attempts?endpoint=${thrown}`)).body.data as {
+            id: string;
+            attempt_number: number;
+            error: string | null;
+          }[]
+        ).find((a) => a.attempt_number === 1);
+      await expect.poll(async () => (await first())?.error, { timeout: 20_000 }).toBe("transformation_error");
+      await page.goto(`${sys.url}/portal/attempts/${(await first())!.id}`);
+      await page.getByRole("heading", { level: 1, name: "Attempt 1" }).waitFor();
+      const request = page.getByRole("region", { name: "Request" });
+      await request.getByText("None: the endpoint's transformation failed, and nothing was sent.").waitFor();
+      expect(await request.getByText(/^POST /).count()).toBe(0);
+      const response = page.getByRole("region", { name: "Response" });
+      await response.getByText("None: no request was made.").waitFor();
+      const why = response.getByRole("figure", { name: "Why no request was made" }).locator("pre");
+      expect(await why.textContent()).toContain("no EUR");
+      await checkView(watched, "portal-transformation-threw");
+    } finally {
+      expect((await sys.request("DELETE", `/v3/endpoints/${thrown}`)).status).toBeLessThan(300);
+    }
+    expect(receiver.received("/thrown")).toEqual([]);
   });
 
   it("is tried on edit as the saved endpoint, and removed", async () => {

@@ -58,3 +58,12 @@ const UNREACHABLE: ReadonlySet<string> = new Set<ErrorKind>([
 ]);
 
 export const isUnreachable = (kind: string | null): boolean => kind !== null && UNREACHABLE.has(kind);
+
+/**
+ * The kinds of an attempt that made no request: its endpoint's transformation failed or was
+ * never run, so there was nothing to send (services/sender/src/transformation.ts). The API
+ * shows such an attempt's `request` as null, as a cancelled one's, not Herald's own POST.
+ */
+const NO_REQUEST: ReadonlySet<string> = new Set<ErrorKind>(["transformation_error", "transformation_busy"]);
+
+export const madeNoRequest = (kind: string | null): boolean => kind !== null && NO_REQUEST.has(kind);

@@ -22,6 +22,7 @@ export {
   type ErrorKind,
   isErrorKind,
   isUnreachable,
+  madeNoRequest,
 } from "./errorKinds.ts";
 export { isSensitiveHeader, REDACTED, redactHeaders } from "./headers.ts";
 export {

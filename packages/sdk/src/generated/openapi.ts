@@ -289,7 +289,7 @@ export type AttemptWithRequest = {
   sent_at: string | null;
   created_at: string;
   completed_at: string | null;
-  /** The HTTP request of the attempt. Null when its event no longer exists, and on a `cancelled` attempt: its endpoint's transformation cancelled it, and no request was made. */
+  /** The HTTP request of the attempt. Null when no request was made: on a `cancelled` attempt (its endpoint's transformation cancelled it), and on one whose `error` is `transformation_error` (the transformation failed; `response_body` says why) or `transformation_busy` (it was never run). Null too when its event no longer exists. */
   request: {
     /** `POST`, or the method the endpoint's transformation set (`PUT`, `PATCH`). */
     method: string;

@@ -1,3 +1,4 @@
+import { madeNoRequest } from "@herald/contracts/errorKinds";
 import type { AttemptWithRequest } from "@herald/sdk/types";
 import { useState } from "react";
 import { api } from "../api.ts";
@@ -18,7 +19,8 @@ import { paths } from "./data.ts";
  * One attempt: the request as sent and the response as received, both as text. A destination's
  * attempt (a queue, stream, topic or bucket) has no HTTP response: its `response_body` is where
  * the message went, in that type's terms ("exchange orders, routing key invoice.paid"), shown
- * as "Delivered to".
+ * as "Delivered to". An attempt whose transformation cancelled it, failed or never ran made no
+ * request: it shows none (the API's `request` is null), and why.
  */
 export function AttemptDetail({ id }: { id: string }) {
   const { base } = useAppScope();
@@ -46,6 +48,9 @@ export function AttemptDetail({ id }: { id: string }) {
   // Its endpoint's transformation made this request: what is shown is what it returned, as sent.
   const transformed = a.request?.transformed === true;
   const cancelled = a.status === "cancelled";
+  // The transformation failed or never ran: `response_body` says why, not a receiver.
+  const untransformed = madeNoRequest(a.error);
+  const noRequest = cancelled || untransformed;
   return (
     <>
       <p className="breadcrumb">
@@ -129,13 +134,13 @@ export function AttemptDetail({ id }: { id: string }) {
               and body below are those it returned, as sent and signed.
             </p>
           ) : null}
-          {cancelled ? null : (
+          {noRequest ? null : (
             <p className="mono">
               {destination ? "Published to" : (a.request?.method ?? "POST")} {a.request?.url ?? a.url}
             </p>
           )}
           {a.request === null ? (
-            <p className="muted">{notSent(a.status)}</p>
+            <p className="muted">{notSent(a)}</p>
           ) : (
             <>
               <h3>Headers</h3>
@@ -157,7 +162,9 @@ export function AttemptDetail({ id }: { id: string }) {
           <section className="card" aria-labelledby="response-title">
             <h2 id="response-title">Delivered to</h2>
             <Receipt attempt={a} />
-            {a.status === "failed" && a.response_body ? (
+            {untransformed ? (
+              <Why body={a.response_body} />
+            ) : a.status === "failed" && a.response_body ? (
               <>
                 <h3>What the destination said</h3>
                 <BodyBlock body={a.response_body} label="The destination's answer" />
@@ -167,8 +174,11 @@ export function AttemptDetail({ id }: { id: string }) {
         ) : (
           <section className="card" aria-labelledby="response-title">
             <h2 id="response-title">Response</h2>
-            {cancelled ? (
-              <p className="muted">None: no request was made.</p>
+            {noRequest ? (
+              <>
+                <p className="muted">None: no request was made.</p>
+                {untransformed ? <Why body={a.response_body} /> : null}
+              </>
             ) : (
               <>
                 <p>
@@ -231,10 +241,24 @@ function Receipt({ attempt: a }: { attempt: AttemptWithRequest }) {
 const CANCELLED = "the endpoint's transformation cancelled it, and nothing was sent.";
 
 /** Why an attempt has no request to show. */
-function notSent(status: AttemptWithRequest["status"]): string {
-  if (status === "pending") return "Not sent yet.";
-  if (status === "cancelled") return `Cancelled: ${CANCELLED}`;
+function notSent(a: AttemptWithRequest): string {
+  if (a.status === "pending") return "Not sent yet.";
+  if (a.status === "cancelled") return `Cancelled: ${CANCELLED}`;
+  if (a.error === "transformation_error")
+    return "None: the endpoint's transformation failed, and nothing was sent.";
+  if (a.error === "transformation_busy")
+    return "None: the endpoint's transformation was not run (Herald's workers were busy), and nothing was sent.";
   return "The request was not recorded.";
+}
+
+/** Why a transformation left no request: what it threw, or why it was not run. */
+function Why({ body }: { body: string | null }) {
+  return body ? (
+    <>
+      <h3>Why</h3>
+      <BodyBlock body={body} label="Why no request was made" />
+    </>
+  ) : null;
 }
 
 function ErrorKindMeaning({ kind }: { kind: string }) {

@@ -1,4 +1,4 @@
-import { ERROR_KINDS, redactHeaders, webhookPayload } from "@herald/contracts";
+import { ERROR_KINDS, madeNoRequest, redactHeaders, webhookPayload } from "@herald/contracts";
 import { ATTEMPT_STATUSES } from "@herald/contracts/statuses";
 import { isId, type PrismaClient } from "@herald/db";
 import type { Account, Ctx, Deps } from "../../context.ts";
@@ -156,7 +156,7 @@ const requestSchema: Schema = {
     },
   },
   description:
-    "The HTTP request of the attempt. Null when its event no longer exists, and on a `cancelled` attempt: its endpoint's transformation cancelled it, and no request was made.",
+    "The HTTP request of the attempt. Null when no request was made: on a `cancelled` attempt (its endpoint's transformation cancelled it), and on one whose `error` is `transformation_error` (the transformation failed; `response_body` says why) or `transformation_busy` (it was never run). Null too when its event no longer exists.",
 };
 
 export const attemptSchemas: Record<string, Schema> = {
@@ -172,6 +172,7 @@ type SentRow = {
   eventId: string;
   endpointId: string;
   status: string;
+  error: string | null;
   url: string;
   requestHeaders: unknown;
   requestMethod: string | null;
@@ -184,7 +185,9 @@ type SentRow = {
  * built it, or the method, URL and body a transformation made, as the sender recorded them.
  */
 async function requestOf(deps: Pick<Deps, "pool">, attempt: SentRow) {
-  if (attempt.status === "cancelled") return null;
+  // No request was made: the transformation cancelled it, failed, or never ran. Herald's own
+  // POST, rebuilt below, would show one that was never sent.
+  if (attempt.status === "cancelled" || madeNoRequest(attempt.error)) return null;
   const { rows } = await deps.pool.query<{
     type: string;
     data: string;
