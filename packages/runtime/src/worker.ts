@@ -4,6 +4,14 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker, type WorkerOptions } from "node:worker_threads";
 
+export {
+  type Dispatch,
+  type SlotPolicy,
+  type WorkerSlot,
+  WorkerSlots,
+  type WorkerSlotsOptions,
+} from "./workerSlots.ts";
+
 /**
  * Starts a worker thread from its TypeScript source here, or from its bundle in an image
  * (scripts/lib/images.json `workers`: each bundle sits beside the service's main.mjs).

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Worker } from "node:worker_threads";
-import { startWorker } from "@herald/runtime/worker";
+import { type Dispatch, startWorker, type WorkerSlot, WorkerSlots } from "@herald/runtime/worker";
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { type SandboxLimits, TransformationError } from "./sandbox.ts";
 import { type Party, type Turn, Turns } from "./turns.ts";
@@ -41,14 +40,6 @@ type Job = {
 /** A job on a worker: its turn (turns.ts), charged what it took when it ends. */
 type Running = { job: Job; turn: Turn<Job>; started: number };
 
-type Slot = {
-  worker: Worker;
-  ready: boolean;
-  job: Running | null;
-  timer: NodeJS.Timeout | null;
-  known: Set<string>;
-};
-
 /**
  * Transformations run in worker threads, shared fairly: accounts, and their owners within
  * them, take turns by the worker time their runs took (turns.ts), and no account runs on more
@@ -58,12 +49,9 @@ type Slot = {
  * its own budget, on one worker, and never the service's event loop.
  */
 export class TransformPool {
-  private readonly slots: Slot[] = [];
-  /** Told when a worker becomes ready. */
-  private readonly onReady: (() => void)[] = [];
+  private readonly workers: WorkerSlots<Running, WorkerReply>;
   private readonly turns: Turns<Job>;
   private nextId = 1;
-  private closed = false;
   /** What the workers did, for metrics. */
   readonly counts = {
     runs: 0,
@@ -77,18 +65,20 @@ export class TransformPool {
   constructor(private readonly options: TransformPoolOptions) {
     // A run of a tenth of its budget is quick: such code may use every worker (turns.ts).
     this.turns = new Turns<Job>(options.timeoutMs / 10);
+    this.workers = new WorkerSlots<Running, WorkerReply>(
+      { workers: options.workers, name: "transformation worker", start: () => this.start() },
+      {
+        next: (slot) => this.next(slot),
+        answered: (slot, running, reply) => this.finished(slot, running, reply),
+        failed: (running, err) => this.lost(running, err),
+        replaced: () => this.counts.workers_replaced++,
+      },
+    );
   }
 
   /** Starts the workers, and resolves once each has loaded QuickJS: a service warms them at start. */
   async warm(): Promise<void> {
-    this.startWorkers();
-    while (this.slots.some((slot) => !slot.ready))
-      await new Promise<void>((resolve) => this.onReady.push(resolve));
-  }
-
-  private startWorkers(): void {
-    if (!this.slots.length && !this.closed)
-      for (let i = 0; i < this.options.workers; i++) this.slots.push(this.start());
+    await this.workers.warm();
   }
 
   /** Compiles `source`, keeping it for runs; throws a TransformationError (`syntax`, with its line). */
@@ -115,15 +105,15 @@ export class TransformPool {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    const terminated = this.workers.close();
     for (const job of this.turns.drain()) job.reject(new Error("shutting down"));
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+    await terminated;
   }
 
   private ask(job: Omit<Job, "resolve" | "reject">, signal?: AbortSignal): Promise<string | null> {
-    if (this.closed) return Promise.reject(new Error("shutting down"));
+    if (this.workers.closed) return Promise.reject(new Error("shutting down"));
     if (signal?.aborted) return Promise.reject(unserved());
-    this.startWorkers();
+    this.workers.start();
     const waiting = this.turns.waiting(job.party);
     if (waiting >= this.options.queuePerOwner) {
       this.counts.queue_full++;
@@ -147,12 +137,12 @@ export class TransformPool {
         entry.cancel = () => signal.removeEventListener("abort", onAbort);
       }
       this.turns.add(job.party, entry);
-      this.dispatch();
+      this.workers.dispatch();
     });
   }
 
-  private start(): Slot {
-    const worker = startWorker({
+  private start() {
+    return startWorker({
       from: import.meta.url,
       source: "./worker.ts",
       bundle: "./transform-worker.mjs",
@@ -162,46 +152,21 @@ export class TransformPool {
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       },
     });
-    const slot: Slot = { worker, ready: false, job: null, timer: null, known: new Set() };
-    worker.unref();
-    worker.on("message", (reply: WorkerReply | "ready") => {
-      if (reply !== "ready") return this.finished(slot, reply);
-      slot.ready = true;
-      for (const ready of this.onReady.splice(0)) ready();
-      this.dispatch();
-    });
-    worker.on("error", (err) => this.lost(slot, err));
-    worker.on("exit", (code) => {
-      if (!this.closed && this.slots.includes(slot))
-        this.lost(slot, new Error(`transformation worker exited with ${code}`));
-    });
-    return slot;
   }
 
-  /** The worker of `slot` died or was stopped: its job fails, and a new worker takes its place. */
-  private lost(slot: Slot, err: Error): void {
-    const index = this.slots.indexOf(slot);
-    if (index < 0) return;
-    const job = this.release(slot)?.job;
-    void slot.worker.terminate();
-    if (!this.closed) {
-      this.counts.workers_replaced++;
-      this.slots[index] = this.start();
-    }
-    if (job) {
-      this.counts.failures++;
-      job.reject(
-        err instanceof TransformationError
-          ? err
-          : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
-      );
-    }
-    this.dispatch();
+  /** The worker of a run died or was ended (workerSlots.ts): the run fails. */
+  private lost(running: Running, err: Error): void {
+    this.release(running);
+    this.counts.failures++;
+    running.job.reject(
+      err instanceof TransformationError
+        ? err
+        : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
+    );
   }
 
-  private finished(slot: Slot, reply: WorkerReply): void {
-    const running = this.release(slot);
-    if (!running) return;
+  private finished(slot: WorkerSlot, running: Running, reply: WorkerReply): void {
+    this.release(running);
     const job = running.job;
     if (reply.ok) {
       slot.known.add(job.key);
@@ -216,50 +181,38 @@ export class TransformPool {
       job.reject(new TransformationError(reply.cause, reply.message, reply.line));
     }
     // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
-    if (reply.retire) this.lost(slot, new Error("its heap grew past its bound"));
-    else this.dispatch();
+    if (reply.retire) this.workers.replace(slot, new Error("its heap grew past its bound"));
   }
 
-  /** Ends `slot`'s run, charging its owner the time it took (a worker lost: all of it). */
-  private release(slot: Slot): Running | null {
-    const running = slot.job;
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.job = null;
-    slot.timer = null;
-    if (running) this.turns.done(running.turn, performance.now() - running.started);
-    return running;
+  /** A run ended: its owner is charged the time it took (its worker lost: all of it). */
+  private release(running: Running): void {
+    this.turns.done(running.turn, performance.now() - running.started);
   }
 
-  /** Gives each idle worker the next job, in turn (turns.ts). */
-  private dispatch(): void {
-    for (const slot of this.slots) {
-      if (slot.job || !slot.ready) continue;
-      const turn = this.turns.next(Math.max(1, this.slots.length - 1));
-      if (!turn) return;
-      const job = turn.job;
-      job.cancel?.();
-      const running: Running = { job, turn, started: performance.now() };
-      slot.job = running;
-      const cold = !slot.known.has(job.key);
-      const request: WorkerRequest = {
-        id: this.nextId++,
-        key: job.key,
-        op: job.op,
-        ...(cold ? { source: job.source } : {}),
-        ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
-      };
-      // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
-      // twice that (and the compile's budget too when it compiles first), and UNANSWERED_MS.
-      // Decided after the messages that came meanwhile are read (setImmediate: past the event
-      // loop's poll): when this thread's loop stalled, the timer runs first, and the answer may
-      // be waiting.
-      const budget = this.options.timeoutMs * (cold ? 2 : 1);
-      const late = () => {
-        if (slot.job === running) this.lost(slot, overBudget(this.options.timeoutMs));
-      };
-      slot.timer = setTimeout(() => setImmediate(late), budget * 2 + UNANSWERED_MS);
-      slot.worker.postMessage(request);
-    }
+  /** The next run for an idle worker, in turn (turns.ts). */
+  private next(slot: WorkerSlot): Dispatch<Running> | undefined {
+    const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1));
+    if (!turn) return undefined;
+    const job = turn.job;
+    job.cancel?.();
+    const running: Running = { job, turn, started: performance.now() };
+    const cold = !slot.known.has(job.key);
+    const request: WorkerRequest = {
+      id: this.nextId++,
+      key: job.key,
+      op: job.op,
+      ...(cold ? { source: job.source } : {}),
+      ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
+    };
+    // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
+    // twice that (and the compile's budget too when it compiles first), and UNANSWERED_MS.
+    const budget = this.options.timeoutMs * (cold ? 2 : 1);
+    return {
+      job: running,
+      request,
+      limitMs: budget * 2 + UNANSWERED_MS,
+      late: () => overBudget(this.options.timeoutMs),
+    };
   }
 }
 

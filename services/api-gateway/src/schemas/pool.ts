@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "@herald/runtime";
-import { startWorker } from "@herald/runtime/worker";
+import { type Dispatch, startWorker, type WorkerSlot, WorkerSlots } from "@herald/runtime/worker";
 import type { CheckReply, ValidateReply, WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
 
 export type SchemaPoolOptions = {
@@ -55,15 +55,6 @@ type Job = {
   reject: (err: Error) => void;
 };
 
-/** A worker, and its job; `ready` once it has loaded, when its time limits can start. */
-type Slot = {
-  worker: Worker;
-  ready: boolean;
-  job: Job | null;
-  timer: NodeJS.Timeout | null;
-  known: Set<string>;
-};
-
 /** The worker's script: the bundle beside the gateway's in an image, the TypeScript source here. */
 function spawn(settings: WorkerSettings, heapMb: number): Worker {
   const resourceLimits = {
@@ -81,19 +72,18 @@ function spawn(settings: WorkerSettings, heapMb: number): Worker {
 /**
  * The schema workers, shared fairly between accounts: each account waits in a queue of its
  * own (its API's requests and its portal sessions' taking turns in it), the queues are served
- * in turn, and
- * no account runs on more than all workers but one while another waits. A check past its time limit ends its worker (the only way to stop a
- * synchronous compile) and a new one takes its place: one account's schema costs at most its
- * own time limit, on one worker, and never the gateway's event loop.
+ * in turn, and no account runs on more than all workers but one while another waits. A check
+ * past its time limit ends its worker (the only way to stop a synchronous compile) and a new
+ * one takes its place (workerSlots.ts in @herald/runtime): one account's schema costs at most
+ * its own time limit, on one worker, and never the gateway's event loop.
  */
 export class SchemaPool {
-  private readonly slots: Slot[] = [];
+  private readonly workers: WorkerSlots<Job, WorkerReply>;
   /** Each account's waiting jobs, by lane (`api`, `portal`); both in the order of their turns. */
   private readonly queues = new Map<string, Map<string, Job[]>>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, number>();
   private nextId = 1;
-  private closed = false;
   /**
    * Checks answered lately, by the schema's JSON: the dashboard's editor checks the same
    * schema again and again.
@@ -112,15 +102,20 @@ export class SchemaPool {
   constructor(
     private readonly options: SchemaPoolOptions,
     private readonly logger: Logger,
-  ) {}
-
-  /**
-   * The workers start with the first schema asked about, not with the gateway: each is a V8
-   * isolate of its own, tens of MB that an installation without schemas would carry for nothing.
-   */
-  private startWorkers(): void {
-    if (this.slots.length || this.closed) return;
-    for (let i = 0; i < this.options.workers; i++) this.slots.push(this.start());
+  ) {
+    this.workers = new WorkerSlots<Job, WorkerReply>(
+      {
+        workers: options.workers,
+        name: "schema worker",
+        start: () => spawn({ cacheBytes: options.cacheBytes }, options.heapMb),
+      },
+      {
+        next: (slot) => this.next(slot),
+        answered: (slot, job, reply) => this.finished(slot, job, reply),
+        failed: (job, err) => this.lost(job, err),
+        replaced: () => this.counts.workers_replaced++,
+      },
+    );
   }
 
   /** Checks and compiles `schema`: its problems (none when valid) and its example. */
@@ -161,24 +156,26 @@ export class SchemaPool {
       const reply = await this.ask(requester, { request, schema, limit: "SCHEMA_VALIDATE_TIMEOUT" });
       if (reply.op !== "validate") throw new Error("a schema worker answered out of turn");
       if (!("missing" in reply)) return reply;
-      for (const slot of this.slots) slot.known.delete(key);
+      for (const slot of this.workers.slots) slot.known.delete(key);
     }
     throw new Error("a schema worker had no validator, even with the schema sent");
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    const terminated = this.workers.close();
     for (const queue of [...this.queues.values()].flatMap((lanes) => [...lanes.values()]))
       for (const job of queue.splice(0)) job.reject(new Error("the gateway is shutting down"));
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+    await terminated;
   }
 
   private ask(
     requester: Requester,
     job: Omit<Job, "account" | "caps" | "resolve" | "reject">,
   ): Promise<WorkerReply> {
-    if (this.closed) return Promise.reject(new Error("the gateway is shutting down"));
-    this.startWorkers();
+    if (this.workers.closed) return Promise.reject(new Error("the gateway is shutting down"));
+    // The workers start with the first schema asked about, not with the gateway: each is a V8
+    // isolate of its own, tens of MB that an installation without schemas would carry for nothing.
+    this.workers.start();
     const perAccount = this.options.queuePerAccount;
     const account = typeof requester === "string" ? requester : requester.account;
     const caps: [string, number][] =
@@ -200,7 +197,7 @@ export class SchemaPool {
       queue.push({ ...job, account, caps, resolve, reject });
       lanes.set(lane, queue);
       this.queues.set(account, lanes);
-      this.dispatch();
+      this.workers.dispatch();
     });
   }
 
@@ -213,49 +210,21 @@ export class SchemaPool {
     }
   }
 
-  private start(): Slot {
-    const worker = spawn({ cacheBytes: this.options.cacheBytes }, this.options.heapMb);
-    const slot: Slot = { worker, ready: false, job: null, timer: null, known: new Set() };
-    worker.unref();
-    worker.on("message", (reply: WorkerReply | "ready") => {
-      if (reply !== "ready") return this.finished(slot, reply);
-      slot.ready = true;
-      this.dispatch();
-    });
-    worker.on("error", (err) => this.lost(slot, err));
-    worker.on("exit", (code) => {
-      if (!this.closed && this.slots.includes(slot))
-        this.lost(slot, new Error(`schema worker exited with ${code}`));
-    });
-    return slot;
+  /** The worker of `job` died or was ended (workerSlots.ts): the job fails. */
+  private lost(job: Job, err: Error): void {
+    this.release(job);
+    const memory = (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
+    job.reject(
+      memory
+        ? new SchemaTooCostly("memory", `needs more than ${this.options.heapMb} MiB to compile or check`)
+        : err instanceof SchemaTooCostly
+          ? err
+          : new Error(`schema worker failed: ${err.message}`),
+    );
   }
 
-  /** The worker of `slot` died or was stopped: its job fails, and a new worker takes its place. */
-  private lost(slot: Slot, err: Error): void {
-    const index = this.slots.indexOf(slot);
-    if (index < 0) return;
-    const job = this.release(slot);
-    void slot.worker.terminate();
-    if (!this.closed) {
-      this.counts.workers_replaced++;
-      this.slots[index] = this.start();
-    }
-    if (job) {
-      const memory = (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
-      job.reject(
-        memory
-          ? new SchemaTooCostly("memory", `needs more than ${this.options.heapMb} MiB to compile or check`)
-          : err instanceof SchemaTooCostly
-            ? err
-            : new Error(`schema worker failed: ${err.message}`),
-      );
-    }
-    this.dispatch();
-  }
-
-  private finished(slot: Slot, reply: WorkerReply): void {
-    const job = this.release(slot);
-    if (!job) return;
+  private finished(slot: WorkerSlot, job: Job, reply: WorkerReply): void {
+    this.release(job);
     if (reply.warnings.length) {
       this.logger.warn(
         { account: job.account, warnings: reply.warnings, more: reply.warningsMore },
@@ -264,50 +233,40 @@ export class SchemaPool {
     }
     if (job.request.op === "validate" && !("missing" in reply)) slot.known.add(job.request.key);
     job.resolve(reply);
-    this.dispatch();
   }
 
-  private release(slot: Slot): Job | null {
-    const job = slot.job;
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.job = null;
-    slot.timer = null;
-    if (job) {
-      // Dropped at zero: the keys are accounts, without end.
-      const left = (this.running.get(job.account) ?? 1) - 1;
-      if (left > 0) this.running.set(job.account, left);
-      else this.running.delete(job.account);
-    }
-    return job;
+  /** A job ended: its account runs one fewer. */
+  private release(job: Job): void {
+    // Dropped at zero: the keys are accounts, without end.
+    const left = (this.running.get(job.account) ?? 1) - 1;
+    if (left > 0) this.running.set(job.account, left);
+    else this.running.delete(job.account);
   }
 
-  /** Gives each idle worker the next job, taking accounts in turn. */
-  private dispatch(): void {
-    for (const slot of this.slots) {
-      if (slot.job || !slot.ready) continue;
-      const job = this.next();
-      if (!job) return;
-      slot.job = job;
-      this.running.set(job.account, (this.running.get(job.account) ?? 0) + 1);
-      const request: WorkerRequest = { id: this.nextId++, ...job.request };
-      const cold = request.op === "validate" && job.schema !== undefined && !slot.known.has(request.key);
-      if (cold) request.schema = job.schema;
-      // A validation on a worker that must compile the schema first gets the compile's time too:
-      // a schema accepted within SCHEMA_COMPILE_TIMEOUT must not fail its events for the compile.
-      const timeoutMs =
-        job.limit === "SCHEMA_COMPILE_TIMEOUT"
-          ? this.options.compileTimeoutMs
-          : this.options.validateTimeoutMs + (cold ? this.options.compileTimeoutMs : 0);
-      slot.timer = setTimeout(() => {
-        this.counts.over_limit++;
-        const took = timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
-        this.lost(slot, new SchemaTooCostly(job.limit, `took longer than ${took} (${job.limit})`));
-      }, timeoutMs);
-      slot.worker.postMessage(request);
-    }
+  /** The next job for an idle worker, taking accounts in turn, with its time limit. */
+  private next(slot: WorkerSlot): Dispatch<Job> | undefined {
+    const job = this.pick();
+    if (!job) return undefined;
+    this.running.set(job.account, (this.running.get(job.account) ?? 0) + 1);
+    const request: WorkerRequest = { id: this.nextId++, ...job.request };
+    const cold = request.op === "validate" && job.schema !== undefined && !slot.known.has(request.key);
+    if (cold) request.schema = job.schema;
+    // A validation on a worker that must compile the schema first gets the compile's time too:
+    // a schema accepted within SCHEMA_COMPILE_TIMEOUT must not fail its events for the compile.
+    const timeoutMs =
+      job.limit === "SCHEMA_COMPILE_TIMEOUT"
+        ? this.options.compileTimeoutMs
+        : this.options.validateTimeoutMs + (cold ? this.options.compileTimeoutMs : 0);
+    const late = () => {
+      this.counts.over_limit++;
+      const took = timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+      return new SchemaTooCostly(job.limit, `took longer than ${took} (${job.limit})`);
+    };
+    return { job, request, limitMs: timeoutMs, late };
   }
 
-  private next(): Job | undefined {
+  /** The first job of the first account in turn that runs on fewer than its share of workers. */
+  private pick(): Job | undefined {
     const share = Math.max(1, this.options.workers - 1);
     for (const [account, lanes] of this.queues) {
       if ((this.running.get(account) ?? 0) >= share) continue;
