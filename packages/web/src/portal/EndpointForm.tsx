@@ -49,8 +49,7 @@ import {
   UNREADABLE,
   unreadable,
 } from "./LimitFields.tsx";
-import { TransformationField, type TransformationHandle, type TryTarget } from "./TransformationField.tsx";
-import { lineInMessage, transformationBody } from "./transformationText.ts";
+import { TransformationField, useTransformationField } from "./TransformationField.tsx";
 
 type Values = {
   /** What the endpoint is: a webhook, or a destination whose URL is built from `destination`. */
@@ -125,7 +124,6 @@ function EndpointFormFields({
   const urlRef = useRef<HTMLInputElement>(null);
   const filterRef = useRef<HTMLTextAreaElement>(null);
   const headersRef = useRef<HeadersEditorHandle>(null);
-  const transformationRef = useRef<TransformationHandle>(null);
   const limitRefs: Record<LimitParam, RefObject<HTMLInputElement | null>> = {
     rate_limit: useRef<HTMLInputElement>(null),
     max_in_flight: useRef<HTMLInputElement>(null),
@@ -149,16 +147,27 @@ function EndpointFormFields({
   if (destinationHeld && !problems.length) setDestinationHeld(false);
   /** A webhook's own settings (custom headers, mutual TLS, OAuth2) that saving it as a destination removes. */
   const dropped = kind && saved && urlType(saved.url) === "http" ? webhookSettings(saved) : [];
+  const url = kind ? buildDestinationUrl(kind, values.destination) : values.url.trim();
+  const transformation = useTransformationField({
+    id,
+    appId,
+    url,
+    headers: kind ? undefined : headersFromRows(values.headers),
+    value: values.transformation,
+    onChange: (transformation) => set({ transformation }),
+    saved,
+    eventTypes: values.eventTypes,
+  });
   const save = useAction(async () => {
     const body = {
-      url: kind ? buildDestinationUrl(kind, values.destination) : values.url.trim(),
+      url,
       description: values.description,
       event_types: values.eventTypes,
       filter: filterBody(parsedFilter),
       ...(kind ? {} : { headers: headersFromRows(values.headers) }),
       ...limitBody(values),
       ...(kind ? droppedBody(dropped) : authBody(values, saved)),
-      ...transformationBody(values.transformation, saved),
+      ...transformation.body,
     };
     return id
       ? api.post<Endpoint>(`/v3/endpoints/${encodeURIComponent(id)}`, body)
@@ -195,8 +204,7 @@ function EndpointFormFields({
     if (param === "url") urlRef.current?.focus();
     else if (param === "rate_limit" || param === "max_in_flight") limitRefs[param].current?.focus();
     else if (isFilterParam(param)) filterRef.current?.focus();
-    else if (param === "transformation")
-      transformationRef.current?.focusLine(lineInMessage(save.error!.message));
+    else if (param === "transformation") transformation.focusError(save.error!.message);
   }, [param]);
 
   const submit = async (e: FormEvent) => {
@@ -230,12 +238,6 @@ function EndpointFormFields({
     if (saved) navigate(paths.endpoint(base, saved.id));
   };
   const cancel = id ? paths.endpoint(base, id) : paths.endpoints(base);
-  // An edit is tried as the saved endpoint (its header values are write-only); a new one as typed.
-  const tryTarget: TryTarget = id
-    ? { kind: "saved", id }
-    : kind
-      ? { kind: "new", app: appId, url: buildDestinationUrl(kind, values.destination) }
-      : { kind: "new", app: appId, url: values.url.trim(), headers: headersFromRows(values.headers) };
 
   return (
     <>
@@ -358,15 +360,7 @@ function EndpointFormFields({
         {kind ? null : (
           <AuthFields values={values} saved={saved} url={values.url} onChange={set} errorAt={apiErrorAt} />
         )}
-        <TransformationField
-          value={values.transformation}
-          onChange={(transformation) => set({ transformation })}
-          saved={saved?.transformation ?? null}
-          target={tryTarget}
-          eventTypes={values.eventTypes}
-          error={apiErrorAt("transformation")}
-          handleRef={transformationRef}
-        />
+        <TransformationField {...transformation.field} error={apiErrorAt("transformation")} />
         <div className="actions">
           <button type="submit" disabled={save.busy}>
             {save.busy ? "Saving…" : id ? "Save changes" : "Create endpoint"}

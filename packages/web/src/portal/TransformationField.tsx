@@ -1,3 +1,4 @@
+import type { Endpoint } from "@herald/sdk/types";
 import { type Ref, useEffect, useId, useImperativeHandle, useRef, useState } from "react";
 import { TransformationTry, type TryResult, type TryTarget } from "./TransformationTry.tsx";
 import {
@@ -8,6 +9,7 @@ import {
   lineRange,
   MAX_TRANSFORMATION_BYTES,
   STARTER_TRANSFORMATION,
+  transformationBody,
 } from "./transformationText.ts";
 
 /**
@@ -21,6 +23,45 @@ export type TransformationHandle = {
   /** Focus the box, on `line` when there is one (the API's refusal names it). */
   focusLine: (line: number | null) => void;
 };
+
+/**
+ * The endpoint form's wiring of its transformation: the field's props but the API's error,
+ * what a save sends of it, and focus on the line a refusal names. The form keeps the code with
+ * its other values.
+ */
+export function useTransformationField({
+  id,
+  appId,
+  url,
+  headers,
+  value,
+  onChange,
+  saved,
+  eventTypes,
+}: {
+  /** The endpoint being edited; absent for a new one. */
+  id: string | undefined;
+  appId: string;
+  /** The endpoint's URL as the form would save it. */
+  url: string;
+  /** A webhook's custom headers as typed; a destination has none. */
+  headers: Record<string, string> | undefined;
+  value: string;
+  onChange: (text: string) => void;
+  saved: Endpoint | null;
+  eventTypes: string[];
+}) {
+  const handleRef = useRef<TransformationHandle>(null);
+  // An edit is tried as the saved endpoint (its header values are write-only); a new one as typed.
+  const target: TryTarget = id ? { kind: "saved", id } : { kind: "new", app: appId, url, headers };
+  return {
+    field: { value, onChange, saved: saved?.transformation ?? null, target, eventTypes, handleRef },
+    /** The save's `transformation`: nothing when the code is as saved. */
+    body: transformationBody(value, saved),
+    /** Puts the caret on the line the API's refusal (`message`) names, or in the box. */
+    focusError: (message: string) => handleRef.current?.focusLine(lineInMessage(message)),
+  };
+}
 
 export function TransformationField({
   value,
@@ -164,5 +205,3 @@ export function TransformationField({
     </div>
   );
 }
-
-export type { TryTarget };
