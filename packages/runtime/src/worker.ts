@@ -1,8 +1,5 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Worker, type WorkerOptions } from "node:worker_threads";
+import { flagsWithoutTsx, workerBundle } from "./workerBundle.ts";
 
 export {
   type Dispatch,
@@ -16,7 +13,8 @@ export {
  * Starts a worker thread from its TypeScript source here, or from its bundle in an image
  * (scripts/lib/images.json `workers`: each bundle sits beside the service's main.mjs).
  * `from` is the caller's import.meta.url: a caller still in TypeScript runs from source, so
- * its worker does too, through tsx; a bundled caller's bundle lies where `bundle` says.
+ * its worker does too, bundled at first use (workerBundle.ts); a bundled caller's bundle lies
+ * where `bundle` says.
  */
 export function startWorker(options: {
   from: string;
@@ -28,11 +26,8 @@ export function startWorker(options: {
 }): Worker {
   const { from, workerOptions } = options;
   if (!from.endsWith(".ts")) return new Worker(new URL(options.bundle, from), workerOptions);
-  // tsx's ESM API, by its package's exports: require.resolve would give its CommonJS build.
-  const tsxRoot = dirname(createRequire(from).resolve("tsx/package.json"));
-  const exported = JSON.parse(readFileSync(join(tsxRoot, "package.json"), "utf8")).exports["./esm/api"];
-  const tsx = pathToFileURL(join(tsxRoot, exported.import.default)).href;
-  const source = new URL(options.source, from).href;
-  const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); })`;
-  return new Worker(code, { ...workerOptions, eval: true });
+  return new Worker(workerBundle(new URL(options.source, from)), {
+    execArgv: flagsWithoutTsx(process.execArgv),
+    ...workerOptions,
+  });
 }

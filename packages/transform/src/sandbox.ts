@@ -174,13 +174,14 @@ export class Sandbox {
     try {
       const result = context.callFunction(this.run, context.undefined, argument, time);
       if (result.error) throw failure(context, result.error, this.limits, false, overgrown ? bound : null);
-      // Past its budget in a native call QuickJS could not interrupt: failed all the same, so
-      // what a run may take does not depend on which call took it.
-      if (Date.now() > deadline) {
+      // Far past its budget (twice it) in a native call QuickJS could not interrupt: failed all
+      // the same, so what a run may take does not depend on which call took it. Not just past
+      // it: a short handler's run, never interrupted, may end late for want of the CPU alone.
+      if (Date.now() > deadline + this.limits.timeoutMs) {
         result.value.dispose();
         throw new TransformationError(
           "timeout",
-          `the transformation ran past its ${this.limits.timeoutMs} ms budget (in one built-in call that could not be stopped sooner)`,
+          `the transformation ran past twice its ${this.limits.timeoutMs} ms budget (in one built-in call that could not be stopped sooner)`,
         );
       }
       const text = context.getString(result.value);
