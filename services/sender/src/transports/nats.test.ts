@@ -1,7 +1,3 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { NatsTarget } from "@herald/contracts/destinations";
 import {
   type ConnectionOptions,
@@ -16,6 +12,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deadPort } from "../../../../test/support/ports.ts";
 import { createNatsTransport } from "./nats.ts";
+import { credentialServers, NATS_TOKEN, NATS_USER, untrustedTlsServer } from "./natsTestServers.ts";
 import { configurePools } from "./pool.ts";
 import {
   closed,
@@ -27,7 +24,6 @@ import {
   signer,
   tcpServer,
   unique,
-  untilListening,
 } from "./testSupport.ts";
 import { TransportError } from "./types.ts";
 
@@ -51,17 +47,6 @@ async function received(nc: NatsConnection, subject: string, send: () => Promise
   await send();
   for await (const m of sub) return m;
   throw new Error("the subscription ended without a message");
-}
-
-/** A nats-server of the test's own (the shared one has no accounts), ready to take connections. */
-async function natsServer(args: string[], dir: string): Promise<{ port: number; process: ChildProcess }> {
-  const port = await deadPort();
-  const child = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), ...args], {
-    cwd: dir,
-    stdio: "ignore",
-  });
-  await untilListening(port);
-  return { port, process: child };
 }
 
 let admin: NatsConnection;
@@ -277,64 +262,30 @@ describe("NATS transport", () => {
   });
 
   it("tls:// connects over TLS and refuses a certificate it cannot verify", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-nats-tls-"));
-    let server: ChildProcess | undefined;
+    const server = await untrustedTlsServer();
     const transport = createNatsTransport();
     try {
-      // A certificate for nats.invalid that nobody trusts.
-      execFileSync(
-        "openssl",
-        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=nats.invalid"].concat([
-          "-addext",
-          "subjectAltName=DNS:nats.invalid",
-          "-keyout",
-          "key.pem",
-          "-out",
-          "cert.pem",
-        ]),
-        { cwd: dir, stdio: "ignore" },
-      );
-      const started = await natsServer(["--tls", "--tlscert", "cert.pem", "--tlskey", "key.pem"], dir);
-      server = started.process;
-      const tls = target(unique(), { tls: true, port: started.port });
+      const tls = target(unique(), { tls: true, port: server.port });
       const err = await failure(transport.send(tls, signed({}), context()));
       expect(kindOf(err)).toBe("tls_error");
     } finally {
       await transport.close();
-      server?.kill();
-      rmSync(dir, { recursive: true, force: true });
+      server.close();
     }
   });
 });
 
 describe("NATS transport with credentials", () => {
-  let dir: string;
-  const servers: ChildProcess[] = [];
+  let servers: Awaited<ReturnType<typeof credentialServers>> | undefined;
   let usersPort: number;
   let tokenPort: number;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "herald-nats-auth-"));
-    writeFileSync(
-      join(dir, "users.conf"),
-      `authorization {
-  users: [
-    { user: herald, password: "pa ss:w@rd", permissions: { publish: { deny: ["t_denied.>"] } } }
-  ]
-}
-`,
-    );
-    const users = await natsServer(["-c", "users.conf"], dir);
-    const token = await natsServer(["--auth", "t0ken-s3cret"], dir);
-    servers.push(users.process, token.process);
-    usersPort = users.port;
-    tokenPort = token.port;
+    servers = await credentialServers();
+    ({ usersPort, tokenPort } = servers);
   });
 
-  afterAll(() => {
-    for (const s of servers) s.kill();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => servers?.close());
 
   async function reader(port: number, auth: Partial<ConnectionOptions>): Promise<NatsConnection> {
     return connect({ servers: `127.0.0.1:${port}`, ...auth });
@@ -342,16 +293,16 @@ describe("NATS transport with credentials", () => {
 
   it("connects with a user and password, and a wrong password or none is an auth_error without the secret", async () => {
     const transport = createNatsTransport();
-    const nc = await reader(usersPort, { user: "herald", pass: "pa ss:w@rd" });
+    const nc = await reader(usersPort, { user: NATS_USER.username, pass: NATS_USER.password });
     try {
       const subject = unique();
-      const credentials = { username: "herald", password: "pa ss:w@rd" };
+      const credentials = NATS_USER;
       const m = await received(nc, subject, () =>
         transport.send(target(subject, { port: usersPort }), signed({ ok: true }), context({ credentials })),
       );
       expect(m.string()).toBe(JSON.stringify({ ok: true }));
 
-      const wrong = { username: "herald", password: "not-the-pa55word" };
+      const wrong = { ...NATS_USER, password: "not-the-pa55word" };
       const err = await failure(
         transport.send(target(subject, { port: usersPort }), signed({}), context({ credentials: wrong })),
       );
@@ -369,10 +320,10 @@ describe("NATS transport with credentials", () => {
 
   it("connects with a token given as the URL's user alone", async () => {
     const transport = createNatsTransport();
-    const nc = await reader(tokenPort, { token: "t0ken-s3cret" });
+    const nc = await reader(tokenPort, { token: NATS_TOKEN });
     try {
       const subject = unique();
-      const credentials = { username: "t0ken-s3cret", password: "" };
+      const credentials = { username: NATS_TOKEN, password: "" };
       const m = await received(nc, subject, () =>
         transport.send(target(subject, { port: tokenPort }), signed({ ok: 1 }), context({ credentials })),
       );
@@ -392,9 +343,9 @@ describe("NATS transport with credentials", () => {
 
   it("a core publish the account may not make is rejected, and the connection still serves others", async () => {
     const transport = createNatsTransport();
-    const nc = await reader(usersPort, { user: "herald", pass: "pa ss:w@rd" });
+    const nc = await reader(usersPort, { user: NATS_USER.username, pass: NATS_USER.password });
     try {
-      const credentials = { username: "herald", password: "pa ss:w@rd" };
+      const credentials = NATS_USER;
       const err = await failure(
         transport.send(target("t_denied.orders", { port: usersPort }), signed({}), context({ credentials })),
       );
