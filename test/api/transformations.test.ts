@@ -225,6 +225,15 @@ describe("trying a transformation", () => {
       cause: "invalid",
       message: expect.stringContaining("amqp endpoint"),
     });
+    // Its credentials, shown `[redacted]` in the URL the run sees, are not the code's to refuse.
+    const reshaped = await tryUnsaved({
+      app: "acme",
+      url: "amqp://user:pw@mq.example.com/?exchange=billing&routing_key=paid",
+      transformation: "function handler(w) { w.payload = { n: 1 }; return w; }",
+      event_type: "invoice.paid",
+    });
+    expect(reshaped.body).toMatchObject({ error: null, request: { body: '{"n":1}' } });
+    expect(reshaped.body.request.url).toContain("[redacted]@");
     const oauth2 = { token_url: "https://auth.example.com/token", client_id: "c", client_secret: "s" };
     const withToken = await gw.request("POST", "/v3/endpoints", {
       json: { app: "acme", url: "https://api.example.com/in", oauth2 },

@@ -231,6 +231,12 @@ export function destinationType(url: URL): DestinationType | null {
   return SCHEMES[url.protocol] ?? null;
 }
 
+/**
+ * The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the
+ * gateway only. Not a destination type: the sender relays its attempts to the CLI's socket.
+ */
+export const LISTEN_SCHEME = "herald-listen:";
+
 /** A non-HTTP URL's target; throws DestinationError saying what is wrong with it. */
 export function parseTarget(url: URL): Target {
   const type = destinationType(url);

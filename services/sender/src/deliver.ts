@@ -7,7 +7,7 @@ import {
   type ErrorKind,
   redactHeaders,
 } from "@herald/contracts";
-import { type DestinationType, destinationType } from "@herald/contracts/destinations";
+import { type DestinationType, destinationType, LISTEN_SCHEME } from "@herald/contracts/destinations";
 import {
   endpointAuthContext,
   endpointHeadersContext,
@@ -24,7 +24,7 @@ import { publish, type Transports } from "./publish.ts";
 import { readBounded } from "./readBounded.ts";
 import { signatureHeader } from "./sign.ts";
 import { type TokenCache, TokenError } from "./tokens.ts";
-import { recordedBody, type Transforms, transformAttempt, transformationError } from "./transformation.ts";
+import { recordedBody, type Transforms, transformAttempt } from "./transformation.ts";
 
 /** The first 4 KiB of a response body are kept: enough to read an error page, bounded in size. */
 export const BODY_LIMIT = 4096;
@@ -48,9 +48,6 @@ export type DeliverOptions = {
   /** Runs endpoints' transformations (transformation.ts); without it, an attempt with one fails. */
   transforms?: Transforms;
 };
-
-/** The URL scheme of a `herald listen` endpoint: `herald-listen://<endpoint id>`, made by the gateway only. */
-export const LISTEN_SCHEME = "herald-listen:";
 
 export type Outcome = Omit<
   AttemptCompletedV1,
@@ -217,31 +214,17 @@ async function attempt(
   };
   let transformed: Pick<Outcome, "request_method" | "request_url" | "request_body"> = {};
   if (request.transformation) {
-    // A queue, a stream, a topic, a bucket, or a `herald listen` socket has no method or URL to change.
-    const fixed =
-      type && type !== "http"
-        ? `a ${type} endpoint`
-        : url.protocol === LISTEN_SCHEME
-          ? "a `herald listen` endpoint"
-          : null;
+    // What it may not return (refusal) fails it there: an OAuth2 endpoint's token stays on its origin.
     const made = await transformAttempt(
       options.transforms,
       request,
       custom,
-      fixed,
+      Boolean(auth.oauth2),
       timestamp * 1000,
       signal ?? AbortSignal.abort(),
     );
     const duration_ms = () => Math.round(performance.now() - started);
     if ("outcome" in made) return { ...made.outcome, duration_ms: duration_ms() };
-    // A token goes only where it was set for: not to another origin a transformation chose.
-    if (auth.oauth2 && made.request.url.origin !== url.origin)
-      return {
-        ...transformationError(
-          "the transformation moved the request to another origin, where the endpoint's OAuth2 token may not go",
-        ),
-        duration_ms: duration_ms(),
-      };
     out = { ...made.request, ...(signal ? { signal } : {}) };
     const body = recordedBody(out.body);
     transformed =

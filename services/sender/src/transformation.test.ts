@@ -191,6 +191,27 @@ describe("an attempt through its transformation", () => {
     expect(reshaped).not.toHaveProperty("request_method");
     expect(published).toEqual(['{"n":1200}']);
   });
+
+  it("publishes to a destination with credentials: its URL as stored shows them `[redacted]`, not set by the code", async () => {
+    const published: string[] = [];
+    const transports = {
+      of: () => ({
+        type: "redis" as const,
+        async send(_t: unknown, message: { body: string }) {
+          published.push(message.body);
+          return { detail: "stream s, entry 1-0" };
+        },
+        async close() {},
+      }),
+    };
+    const url = "redis://[redacted]@127.0.0.1:6379/0?stream=s";
+    const outcome = await deliver(
+      attempt(`function handler(w) { w.payload = { n: w.payload.data.amount }; return w; }`, url),
+      options({ transports }),
+    );
+    expect(outcome).toMatchObject({ succeeded: true, request_body: '{"n":1200}' });
+    expect(published).toEqual(['{"n":1200}']);
+  });
 });
 
 describe("an attempt whose transformation could not get a worker in time", () => {

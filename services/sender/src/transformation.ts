@@ -1,5 +1,11 @@
 import { type AttemptCompletedV1, type AttemptRequestedV1, RECORDED_BODY_MAX_BYTES } from "@herald/contracts";
-import { type METHODS, TransformationError, type TransformPool, webhookInput } from "@herald/transform";
+import {
+  type METHODS,
+  refusal,
+  TransformationError,
+  type TransformPool,
+  webhookInput,
+} from "@herald/transform";
 
 /**
  * An attempt through its endpoint's transformation (@herald/transform): the endpoint's
@@ -56,25 +62,25 @@ export async function transformAttempt(
   transforms: Transforms | undefined,
   request: AttemptRequestedV1,
   custom: Record<string, string>,
-  fixed: string | null,
+  oauth2: boolean,
   at: number,
   signal: AbortSignal,
 ): Promise<{ request: TransformedRequest } | { outcome: NoRequest }> {
   if (!transforms || !request.transformation)
     return { outcome: transformationError("this sender runs no transformations") };
   const source = request.transformation;
-  return runTransformation(transforms, { ...request, transformation: source }, custom, at, signal, fixed);
+  return runTransformation(transforms, { ...request, transformation: source }, custom, at, signal, oauth2);
 }
 
 /**
  * Runs `request.transformation` on the attempt, as `owner` = its endpoint, at the webhook's
  * time `at` (ms: the sandbox's fixed Date), within `signal` (the attempt's deadline: waiting
  * for a worker counts). The URL it sees is the endpoint's as stored: a destination's
- * credentials are never in it (they are sealed apart). Only an HTTP endpoint's request may
- * change its method or URL; `fixed` names an endpoint that has neither to change (a queue, a
- * bucket, a `herald listen` socket). Returns the request to make, or the outcome when there is
- * none; throws what is not the transformation's fault (the pool shut down), for the attempt
- * to be made again elsewhere.
+ * credentials are never in it (they are sealed apart). What it returns that Herald refuses
+ * (@herald/transform's `refusal`: a new method or URL for an endpoint with neither, credentials
+ * in a URL, an `oauth2` endpoint's request moved to another origin) is a `transformation_error`.
+ * Returns the request to make, or the outcome when there is none; throws what is not the
+ * transformation's fault (the pool shut down), for the attempt to be made again elsewhere.
  */
 export async function runTransformation(
   transforms: Transforms,
@@ -82,7 +88,7 @@ export async function runTransformation(
   custom: Record<string, string>,
   at: number,
   signal: AbortSignal,
-  fixed: string | null,
+  oauth2: boolean,
 ): Promise<{ request: TransformedRequest } | { outcome: NoRequest }> {
   const input = webhookInput({
     event_id: request.event_id,
@@ -102,24 +108,9 @@ export async function runTransformation(
     return { outcome: transformationError(messageOf(err)) };
   }
   if (result.cancel) return { outcome: CANCELLED };
-  const changed = [
-    ...(result.method !== input.method ? ["method"] : []),
-    ...(result.url !== input.url ? ["url"] : []),
-  ];
-  if (changed.length && fixed)
-    return {
-      outcome: transformationError(
-        `the transformation set \`${changed.join("` and `")}\`, which ${fixed} has not: it may change only \`payload\` and \`headers\``,
-      ),
-    };
+  const refused = refusal(request.url, oauth2, result);
+  if (refused) return { outcome: transformationError(refused) };
   const url = new URL(result.url);
-  // As an endpoint's URL may not: credentials go in a header, never in the URL (nor the log).
-  if (url.username || url.password)
-    return {
-      outcome: transformationError(
-        "the transformation set a `url` with credentials in it; send them in a header instead",
-      ),
-    };
   return { request: { method: result.method, url, headers: result.headers, body: result.body } };
 }
 

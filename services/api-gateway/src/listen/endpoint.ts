@@ -1,3 +1,4 @@
+import { LISTEN_SCHEME } from "@herald/contracts/destinations";
 import { endpointSecretContext, newId } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
 import { invalid, missing } from "../http/errors.ts";
@@ -21,7 +22,7 @@ export const LEASE_MS = 60_000;
 export const LISTEN_SECRET_HEADER = "herald-listen-secret";
 
 /** The URL of a listen endpoint: only made here, never accepted from a request (checkUrl takes http and https only). */
-export const listenUrl = (endpointId: string) => `herald-listen://${endpointId}`;
+export const listenUrl = (endpointId: string) => `${LISTEN_SCHEME}//${endpointId}`;
 
 /**
  * The temporary endpoint of a `herald listen` socket, from its query: `app` (id or uid) and

@@ -1,7 +1,6 @@
 import { REDACTED, redactHeaders, webhookPayload } from "@herald/contracts";
-import { destinationType } from "@herald/contracts/destinations";
 import { newId } from "@herald/db";
-import { TransformationError, type WebhookInput, webhookInput } from "@herald/transform";
+import { refusal, TransformationError, type WebhookInput, webhookInput } from "@herald/transform";
 import type { Account, Ctx, Deps } from "../../context.ts";
 import { invalid } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
@@ -140,43 +139,6 @@ async function eventOf(deps: Deps, account: Account, body: TryBody): Promise<Eve
 }
 
 /**
- * What the sender refuses of a transformed request besides what @herald/transform does: a new
- * method or URL for an endpoint that has neither (a queue, a stream, a topic, a bucket, a
- * `herald listen` socket), credentials in a URL, and an OAuth2 endpoint's request moved to
- * another origin (its token goes only where it was set for). Said as the sender says it.
- */
-function checkRequest(result: { method: string; url: string }, input: WebhookInput, oauth2: boolean): void {
-  const target = new URL(input.url);
-  const type = destinationType(target);
-  const fixed =
-    type && type !== "http"
-      ? `a ${type} endpoint`
-      : target.protocol === "herald-listen:"
-        ? "a `herald listen` endpoint"
-        : null;
-  const changed = [
-    ...(result.method !== input.method ? ["method"] : []),
-    ...(result.url !== input.url ? ["url"] : []),
-  ];
-  if (changed.length && fixed)
-    throw new TransformationError(
-      "invalid",
-      `the transformation set \`${changed.join("` and `")}\`, which ${fixed} has not: it may change only \`payload\` and \`headers\``,
-    );
-  const url = new URL(result.url);
-  if (url.username || url.password)
-    throw new TransformationError(
-      "invalid",
-      "the transformation set a `url` with credentials in it; send them in a header instead",
-    );
-  if (oauth2 && url.origin !== target.origin)
-    throw new TransformationError(
-      "invalid",
-      "the transformation moved the request to another origin, where the endpoint's OAuth2 token may not go",
-    );
-}
-
-/**
  * Runs `source` on `event` as the sender would for an endpoint at `url` with `headers`. Each
  * run is one of the account's try-its (takeTransformationTurn); workers too busy to take it are
  * a 429, not the code's failure.
@@ -199,7 +161,9 @@ async function tryIt(
   try {
     const result = await deps.transforms.run(transformParty(account), source, input, at.getTime());
     if (result.cancel) return { ...answer, cancelled: true, request: null, error: null };
-    checkRequest(result, input, oauth2);
+    // What the sender would refuse of it, said as the sender says it.
+    const refused = refusal(input.url, oauth2, result);
+    if (refused) throw new TransformationError("invalid", refused);
     const request = { method: result.method, url: result.url, body: result.body };
     return {
       ...answer,
