@@ -32,6 +32,8 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
+  // Loaded before the first attempt, whose 2 s deadline a cold start on a loaded machine could take.
+  await transforms.warm();
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
