@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { flagsWithoutTsx, workerBundle } from "./workerBundle.ts";
 
 describe("a worker's bundle, for services run from source", () => {
-  it("keeps the parent's Node flags but tsx's loader", () => {
+  it("keeps the parent's Node flags a worker takes: not tsx's loader, nor V8's or the process's", () => {
     const tsx = "/repo/node_modules/.pnpm/tsx@4/node_modules/tsx/dist";
     expect(
       flagsWithoutTsx([
@@ -18,8 +18,25 @@ describe("a worker's bundle, for services run from source", () => {
         "--import",
         "./telemetry.mjs",
         "--enable-source-maps",
+        "--stack-size=2000",
+        "--title=herald",
       ]),
-    ).toEqual(["--max-old-space-size=160", "--import", "./telemetry.mjs", "--enable-source-maps"]);
+    ).toEqual(["--import", "./telemetry.mjs", "--enable-source-maps"]);
+  });
+
+  it("starts a worker with a service's own flags (service-node-flags.json)", async () => {
+    const flags = JSON.parse(readFileSync(new URL("../service-node-flags.json", import.meta.url), "utf8"));
+    const worker = new Worker("require('node:worker_threads').parentPort.postMessage('up')", {
+      eval: true,
+      execArgv: flagsWithoutTsx([...flags, "--enable-source-maps"]),
+    });
+    try {
+      expect(
+        await new Promise((resolve, reject) => worker.once("message", resolve).once("error", reject)),
+      ).toBe("up");
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it("is one ES module plain Node runs: workspace code in it, third-party packages left to Node", async () => {

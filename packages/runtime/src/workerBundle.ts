@@ -88,20 +88,28 @@ function thirdParty(root: string, from = root, seen = new Set<string>()): string
 }
 
 /**
- * The parent's Node flags but tsx's (its loader, which a bundle does not need and which would
- * start a loader thread in the worker again).
+ * The parent's Node flags a worker takes: module loading (`--import`, `--require`,
+ * `--conditions`), warnings, source maps and experimental features, but tsx's loader (which a
+ * bundle does not need, and which would start a loader thread in the worker again). V8's and
+ * the process's options (`--max-old-space-size`, `--stack-size`, `--title`…) are refused in a
+ * worker, whose heap its resourceLimits set.
  */
 export function flagsWithoutTsx(execArgv: readonly string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < execArgv.length; i++) {
     const flag = execArgv[i]!;
-    const takesValue = /^--(require|import|loader|experimental-loader)$/.test(flag) || flag === "-r";
+    const takesValue = /^(--require|--import|--loader|--experimental-loader|--conditions|-r|-C)$/.test(flag);
     const value = takesValue ? (execArgv[i + 1] ?? "") : flag;
-    if (/[/\\]tsx[/\\]|^tsx$/.test(value)) {
-      if (takesValue) i++;
-      continue;
-    }
-    kept.push(flag);
+    if (takesValue) i++;
+    if (/[/\\]tsx[/\\]|^tsx$/.test(value)) continue;
+    const name = flag.split("=")[0]!;
+    const workerSafe =
+      takesValue ||
+      /^--(import|require|conditions|enable-source-maps|no-warnings|disable-warning|(no-)?experimental-[\w-]+)$/.test(
+        name,
+      );
+    if (!workerSafe) continue;
+    kept.push(...(takesValue ? [flag, value] : [flag]));
   }
   return kept;
 }
