@@ -199,10 +199,12 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])("the pods of %s"
       const heapMb = heapCap(container, env) + schemaWorkersMb(container, env);
       expect((heapMb + 60) * 1024 * 1024, where).toBeLessThanOrEqual(limit);
     }
-    // The services themselves: 384 MiB, the heap cap and, beside it, the gateway's schema
-    // workers' heaps, the dispatcher's and senders' buffers of large messages (docs/operations.md, "Limits").
+    // The services themselves: the heap cap and, beside it, the gateway's schema workers' heaps,
+    // the dispatcher's and senders' buffers of large messages (docs/operations.md, "Limits"), and
+    // in the gateway and senders two transformation workers of up to ~100 MiB each.
+    const limits = { "api-gateway": "640Mi", dispatcher: "384Mi", sender: "512Mi" } as Record<string, string>;
     for (const service of serviceNames)
-      expect(serviceContainer(objects, service).resources.limits.memory).toBe("384Mi");
+      expect(serviceContainer(objects, service).resources.limits.memory, service).toBe(limits[service]);
   });
 
   it("take every secret from a Secret, never from the manifests", () => {

@@ -140,7 +140,9 @@ export class ConfigReader {
    */
   transformations(): { workers: number; timeoutMs: number; memoryBytes: number } {
     const timeoutMs = this.duration("TRANSFORMATION_TIMEOUT", 50);
-    this.check(timeoutMs >= 1 && timeoutMs <= 10_000, "TRANSFORMATION_TIMEOUT must be 1ms to 10s");
+    // At most 1 s: a run a worker cannot interrupt is ended at twice its budget and a second,
+    // and others' runs may wait that long; past it they would wait past an attempt's time.
+    this.check(timeoutMs >= 1 && timeoutMs <= 1000, "TRANSFORMATION_TIMEOUT must be 1ms to 1s");
     return {
       workers: this.int("TRANSFORMATION_WORKERS", 2, { min: 1, max: 64 }),
       timeoutMs: Math.min(Math.max(timeoutMs, 1), 10_000),

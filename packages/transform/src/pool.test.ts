@@ -254,6 +254,7 @@ describe("what a run may not do, and whose turn it is", () => {
         ctor: tried(() => (function () {}).constructor("return 1")()),
         generator: tried(() => Object.getPrototypeOf(function* () {}).constructor("yield 1")),
         bigint: typeof BigInt,
+        literal: tried(() => (1n).constructor("5")),
         instance: (() => 1) instanceof Function,
       };
       return w;
@@ -265,6 +266,7 @@ describe("what a run may not do, and whose turn it is", () => {
       ctor: "EvalError: compiling code at run time (Function) is not available to transformations",
       generator: "EvalError: compiling code at run time (Function) is not available to transformations",
       bigint: "undefined",
+      literal: "EvalError: BigInt() is not available to transformations",
       instance: true,
     });
   });
@@ -327,6 +329,54 @@ describe("what a run may not do, and whose turn it is", () => {
     } finally {
       await one.close();
     }
+  });
+
+  it("bounds the runs waiting for one account's owners together, and for the whole pool", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 10,
+      queuePerAccount: 2,
+      queueTotal: 3,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      const quick = "function handler(w) { return w; }";
+      const ask = (account: string, owner: string, source = quick) =>
+        one
+          .run({ account, owner }, source, input(), AT)
+          .catch((e: unknown) => e) as Promise<TransformationError>;
+      const loop = ask("acct_l", "loop", "function handler(w) { while (true) {} }");
+      const waiting = [ask("acct_a", "a1"), ask("acct_a", "a2")];
+      expect((await ask("acct_a", "a3")).message).toMatch(
+        /2 runs of this account's transformations are waiting/,
+      );
+      waiting.push(ask("acct_b", "b1"));
+      const refused = await ask("acct_c", "c1");
+      expect(refused).toMatchObject({ cause: "busy" });
+      expect(refused.message).toMatch(
+        /3 transformation runs are waiting for a worker already; it was not run/,
+      );
+      for (const w of await Promise.all(waiting)) expect(w).toMatchObject({ cancel: false });
+      expect(await loop).toMatchObject({ cause: "timeout" });
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("fails a top level that ran far past its budget in one built-in call", async () => {
+    const err = await failure(
+      pool.compile(
+        "ep_top",
+        `var o = {}; for (var i = 0; i < 100; i++) o["k" + i] = undefined;
+         var text = JSON.stringify(Array(20000).fill(o));
+         function handler(w) { return w; }`,
+      ),
+    );
+    expect(err.cause).toBe("timeout");
+    expect(err.message).toMatch(/top level ran past twice its 200 ms budget/);
   });
 
   it("an account's many endpoints share one account's workers, leaving the rest to another account", async () => {

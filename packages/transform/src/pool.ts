@@ -18,8 +18,12 @@ export type TransformPoolOptions = SandboxLimits & {
   workers: number;
   /** Compiled transformations each worker keeps. */
   cached: number;
-  /** Runs one owner may have waiting; more fail at once. */
+  /** Runs one owner may have waiting; more fail at once (`busy`). */
   queuePerOwner: number;
+  /** Runs all of one account's owners may have waiting together; unbounded unless given. */
+  queuePerAccount?: number;
+  /** Runs the whole pool may have waiting; unbounded unless given. */
+  queueTotal?: number;
   /** The WebAssembly heap of each worker, past which it is replaced (worker.ts); 64 MiB unless given. */
   heapBytes?: number;
 };
@@ -33,7 +37,9 @@ type Job = {
   at?: number;
   resolve: (output: string | null) => void;
   reject: (err: Error) => void;
-  /** Forgets the job if its caller gave up while it waited. */
+  /** Its caller's deadline: once it ends, the job no longer waits (`busy`). */
+  signal?: AbortSignal;
+  /** Stops listening to `signal`: the job is on a worker. */
   cancel?: () => void;
 };
 
@@ -63,8 +69,10 @@ export class TransformPool {
   };
 
   constructor(private readonly options: TransformPoolOptions) {
-    // A run of a tenth of its budget is quick: such code may use every worker (turns.ts).
-    this.turns = new Turns<Job>(options.timeoutMs / 10);
+    // A run of up to half its budget is quick: such code may use every worker; one past its
+    // budget strikes its account (turns.ts). Not less: a run the machine's load slows, as its
+    // worker measures it, must not mark a customer's account unclean.
+    this.turns = new Turns<Job>(options.timeoutMs / 2, options.timeoutMs);
     this.workers = new WorkerSlots<Running, WorkerReply>(
       { workers: options.workers, name: "transformation worker", start: () => this.start() },
       {
@@ -82,10 +90,10 @@ export class TransformPool {
   }
 
   /** Compiles `source`, keeping it for runs; throws a TransformationError (`syntax`, with its line). */
-  async compile(owner: Owner, source: string): Promise<void> {
+  async compile(owner: Owner, source: string, signal?: AbortSignal): Promise<void> {
     this.counts.compiles++;
     const party = partyOf(owner);
-    await this.ask({ party, source, key: keyOf(party, source), op: "compile" });
+    await this.ask({ party, source, key: keyOf(party, source), op: "compile" }, signal);
   }
 
   /**
@@ -110,35 +118,53 @@ export class TransformPool {
     await terminated;
   }
 
-  private ask(job: Omit<Job, "resolve" | "reject">, signal?: AbortSignal): Promise<string | null> {
+  private ask(job: Omit<Job, "resolve" | "reject" | "signal">, signal?: AbortSignal): Promise<string | null> {
     if (this.workers.closed) return Promise.reject(new Error("shutting down"));
     if (signal?.aborted) return Promise.reject(unserved());
     this.workers.start();
-    const waiting = this.turns.waiting(job.party);
-    if (waiting >= this.options.queuePerOwner) {
+    const full = this.full(job.party);
+    if (full) {
       this.counts.queue_full++;
-      return Promise.reject(
-        new TransformationError(
-          "busy",
-          `${waiting} runs of this transformation are waiting for a worker already; it was not run`,
-        ),
-      );
+      return Promise.reject(new TransformationError("busy", `${full}; it was not run`));
     }
     return new Promise<string | null>((resolve, reject) => {
-      const entry: Job = { ...job, resolve, reject };
-      if (signal) {
-        // Its time ran out while it waited: not the code's doing, and it never ran.
-        const onAbort = () => {
-          if (!this.turns.remove(job.party, entry)) return;
-          this.counts.expired_waiting++;
-          reject(unserved());
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
-        entry.cancel = () => signal.removeEventListener("abort", onAbort);
-      }
-      this.turns.add(job.party, entry);
+      this.enqueue({ ...job, resolve, reject, ...(signal ? { signal } : {}) });
       this.workers.dispatch();
     });
+  }
+
+  /** Why no more of `party`'s runs may wait, or null. */
+  private full(party: Party): string | null {
+    const { queuePerOwner, queuePerAccount, queueTotal } = this.options;
+    const owner = this.turns.waiting(party);
+    if (owner >= queuePerOwner)
+      return `${owner} runs of this transformation are waiting for a worker already`;
+    const account = this.turns.waitingOf(party.account);
+    if (queuePerAccount !== undefined && account >= queuePerAccount)
+      return `${account} runs of this account's transformations are waiting for a worker already`;
+    if (queueTotal !== undefined && this.turns.waitingTotal >= queueTotal)
+      return `${this.turns.waitingTotal} transformation runs are waiting for a worker already`;
+    return null;
+  }
+
+  /** Puts `job` in its turn, and out again should its caller's deadline end while it waits. */
+  private enqueue(job: Job, first = false): void {
+    const { signal } = job;
+    if (signal?.aborted) {
+      job.reject(unserved());
+      return;
+    }
+    if (signal) {
+      // Its time ran out while it waited: not the code's doing, and it never ran.
+      const onAbort = () => {
+        if (!this.turns.remove(job.party, job)) return;
+        this.counts.expired_waiting++;
+        job.reject(unserved());
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      job.cancel = () => signal.removeEventListener("abort", onAbort);
+    }
+    this.turns.add(job.party, job, first);
   }
 
   private start() {
@@ -166,15 +192,16 @@ export class TransformPool {
   }
 
   private finished(slot: WorkerSlot, running: Running, reply: WorkerReply): void {
-    this.release(running);
+    this.release(running, reply.ms);
     const job = running.job;
     if (reply.ok) {
       slot.known.add(job.key);
       job.resolve(reply.output);
     } else if ("missing" in reply) {
-      // The worker dropped it since: asked again, with the source, first in its owner's turn.
+      // The worker dropped it since: asked again, with the source, first in its owner's turn
+      // (and still within its caller's deadline).
       slot.known.delete(job.key);
-      this.turns.add(job.party, job, true);
+      this.enqueue(job, true);
     } else {
       this.counts.failures++;
       if (reply.cause === "timeout" || reply.cause === "memory") slot.known.delete(job.key);
@@ -184,9 +211,12 @@ export class TransformPool {
     if (reply.retire) this.workers.replace(slot, new Error("its heap grew past its bound"));
   }
 
-  /** A run ended: its owner is charged the time it took (its worker lost: all of it). */
-  private release(running: Running): void {
-    this.turns.done(running.turn, performance.now() - running.started);
+  /**
+   * A run ended: its owner is charged the time it took, as its worker measured it (not the
+   * wait for this thread to read the answer); its worker lost, all the time it was out.
+   */
+  private release(running: Running, ms?: number): void {
+    this.turns.done(running.turn, ms ?? performance.now() - running.started);
   }
 
   /** The next run for an idle worker, in turn (turns.ts). */

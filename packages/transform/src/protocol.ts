@@ -32,4 +32,8 @@ export type WorkerReply = (
       message: string;
       line: number | null;
     }
-) & { retire?: true };
+) & {
+  retire?: true;
+  /** How long the worker took over it, ms: what its owner is charged (turns.ts). */
+  ms?: number;
+};

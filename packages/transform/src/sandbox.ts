@@ -25,7 +25,8 @@ export type SandboxLimits = {
   timeoutMs: number;
   /**
    * The WebAssembly heap all of a thread's sandboxes share, bytes: a run that grows it past
-   * this is stopped as out of memory. None: only the limit on one allocation.
+   * this, or by more than twice `memoryBytes` when it started near it (what other sandboxes
+   * keep is not the run's), is stopped as out of memory. None: only the limit on one allocation.
    */
   heapBytes?: number;
 };
@@ -108,6 +109,10 @@ const PRELUDE = `"use strict";
     if (prototype === Function.prototype) globalThis.Function = stand;
   }
   globalThis.eval = refuse("eval");
+  // Nor through a literal's constructor: (1n).constructor("9".repeat(300000)).
+  const bigint = refuse("BigInt()");
+  bigint.prototype = Object.getPrototypeOf(0n);
+  Object.defineProperty(bigint.prototype, "constructor", { value: bigint });
   delete globalThis.BigInt;
   Object.defineProperty(globalThis, "__herald_run", {
     value: (input, at) => {
@@ -163,7 +168,10 @@ export class Sandbox {
     const deadline = Date.now() + this.limits.timeoutMs;
     // Stopped at its time, or once the heap has grown past its bound: memory that many small
     // allocations take is not refused one by one (heapBytes), and would grow till the time ran out.
-    const bound = this.limits.heapBytes ?? Number.POSITIVE_INFINITY;
+    const bound = Math.max(
+      this.limits.heapBytes ?? Number.POSITIVE_INFINITY,
+      heapBytes(this.module) + 2 * this.limits.memoryBytes,
+    );
     let overgrown = false;
     runtime.setInterruptHandler(() => {
       overgrown = heapBytes(this.module) > bound;
@@ -220,6 +228,12 @@ function evaluate(
     const result = context.evalCode(code, file, { type: "global" });
     if (result.error) throw failure(context, result.error, { timeoutMs, memoryBytes: 0 }, true);
     result.value.dispose();
+    // As a run's (Sandbox.call): a top level far past its budget in one uninterruptible call fails.
+    if (Date.now() > deadline + timeoutMs)
+      throw new TransformationError(
+        "timeout",
+        `the transformation's top level ran past twice its ${timeoutMs} ms budget (in one built-in call that could not be stopped sooner)`,
+      );
   } finally {
     runtime.removeInterruptHandler();
   }

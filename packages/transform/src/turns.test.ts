@@ -41,29 +41,76 @@ describe("turns", () => {
 
   it("keeps a worker from an account at its share while another account waits", () => {
     const turns = new Turns<string>(5);
+    // Both have run quick code before: their runs are clean.
+    for (const a of ["a", "b"]) {
+      turns.add(party(a), a);
+      turns.done(turns.next(1) as Turn<string>, 1);
+    }
     for (let i = 0; i < 4; i++) turns.add(party("a"), "a");
     turns.next(1);
     turns.add(party("b"), "b");
-    turns.add(party("b"), "b");
-    // a runs on its share of one: b comes first, though a has used no more time yet.
-    turns.done(turns.next(1) as Turn<string>, 0);
+    // a runs on its share of one: b comes first, though it has used no less time.
     expect(turns.next(1)?.job).toBe("b");
   });
 
-  it("lets an account alone use every worker for quick code only: not for slow code, nor code not run yet", () => {
-    const turns = new Turns<string>(5);
+  it("lets an account alone use every worker for code known quick only: not code not yet run, nor code that took half its budget", () => {
+    const turns = new Turns<string>(5, 10);
     for (let i = 0; i < 6; i++) turns.add(party("quick"), "quick");
     const first = turns.next(1) as Turn<string>;
-    // Its one owner has not run yet: the worker kept for others stays free.
+    // Not yet run: the worker kept for others stays free until it is known quick.
     expect(turns.next(1)).toBeUndefined();
     turns.done(first, 2);
     expect([turns.next(1)?.job, turns.next(1)?.job]).toEqual(["quick", "quick"]);
 
-    const slow = new Turns<string>(5);
+    const slow = new Turns<string>(5, 10);
     for (let i = 0; i < 6; i++) slow.add(party("slow"), "slow");
-    slow.done(slow.next(1) as Turn<string>, 50);
+    slow.done(slow.next(1) as Turn<string>, 8);
     expect(slow.next(1)?.job).toBe("slow");
     expect(slow.next(1)).toBeUndefined();
+  });
+
+  it("keeps the last worker from a primed account: one slow run strikes all its runs unclean for a while", () => {
+    let now = 0;
+    const turns = new Turns<string>(5, 50, () => now);
+    // Each of the account's endpoints ran quick once; then one of them overran.
+    for (const ep of ["p1", "p2", "p3"]) {
+      turns.add(party("attacker", ep), ep);
+      turns.done(turns.next(1) as Turn<string>, 1);
+    }
+    turns.add(party("attacker", "p1"), "p1");
+    turns.done(turns.next(1) as Turn<string>, 900);
+    // Alone, the account's quick-looking endpoints still get one worker only.
+    turns.add(party("attacker", "p2"), "p2");
+    turns.add(party("attacker", "p3"), "p3");
+    expect(turns.next(1)?.job).toMatch(/^p[23]$/);
+    expect(turns.next(1)).toBeUndefined();
+    // The strike wears off: quick runs may use every worker again.
+    now += 61_000;
+    expect(turns.next(1)?.job).toMatch(/^p[23]$/);
+  });
+
+  it("lets unclean runs of several accounts hold all workers but one, never all", () => {
+    const turns = new Turns<string>(5, 50);
+    // Three accounts that each overran once: struck, their runs unclean.
+    for (const a of ["x", "y", "z"]) {
+      turns.add(party(a), a);
+      turns.done(turns.next(2) as Turn<string>, 900);
+      turns.add(party(a), a);
+    }
+    expect(turns.next(2)).toBeDefined();
+    expect(turns.next(2)).toBeDefined();
+    expect(turns.next(2)).toBeUndefined();
+  });
+
+  it("remembers what an account used past the others when it went idle", () => {
+    const turns = new Turns<{ name: string; ms: number }>(5);
+    turns.add(party("heavy"), { name: "heavy", ms: 500 });
+    turns.done(turns.next(1) as Turn<{ name: string; ms: number }>, 500);
+    // heavy is idle now; light starts waiting, then heavy again.
+    for (let i = 0; i < 3; i++) turns.add(party("light"), { name: "light", ms: 1 });
+    turns.add(party("heavy"), { name: "heavy", ms: 500 });
+    const order = serve(turns, 4);
+    expect(order).toEqual(["light", "light", "light", "heavy"]);
   });
 
   it("starts an account that was idle at the others' time: time not asked for is not saved up", () => {

@@ -6,51 +6,77 @@
  * Accounts, not endpoints first: an account with a hundred endpoints gets one account's share.
  *
  * Each account and owner keeps `used`, the milliseconds its runs took. One that starts waiting
- * after being idle starts at the least `used` of those already waiting (a virtual clock): time
- * it did not ask for is not saved up, and a newcomer does not jump ahead of everyone for long.
- * A run is charged an estimate when it starts (its owner's last run time) and the difference
- * when it ends, so an owner with several runs out at once is not served as if they were free.
- * An account with nothing waiting or running is forgotten, but for its owners' last run times.
+ * after being idle starts at the least `used` of those served (a virtual clock), plus what it
+ * had used past that clock when it went idle (remembered): time it did not ask for is not saved
+ * up, and going idle between runs does not wipe out what it used. A run is charged an estimate
+ * when it starts (its owner's last run time) and the difference when it ends, so an owner with
+ * several runs out at once is not served as if they were free.
  *
- * One worker is kept for other accounts: an account already on all the others gets it only while
- * no other account waits, and only for an owner whose last run was quick (`quickMs`). Code that
- * takes its whole budget, or has not run yet, never holds every worker, so another account's run
- * waits at most for a quick one to end; work that is quick uses every worker.
+ * Clean and unclean runs. A run is clean when its account has not overrun for a while (a
+ * strike: any run past `strikeMs`, its budget, or ended with its worker) and its owner's last
+ * run, if any, was quick (`quickMs`). At most `share` (all workers but one) unclean runs go at
+ * once, whatever their accounts, and an account already on `share` workers gets another only
+ * for a clean run of an owner known quick (not one not yet run): one worker is always left to
+ * quick code. An account whose endpoints were primed with quick runs loses that with its first
+ * overrun, for all of them, so it can hold the last worker once a strike (a minute), for at
+ * most one overrun.
  */
 
 export type Party = { account: string; owner: string };
 
-/** `lastMs`: its last run's time; null until one ran. */
 type Owner = { used: number; running: number; waiting: unknown[]; lastMs: number | null };
-type Account = { used: number; running: number; owners: Map<string, Owner>; clock: number };
+type Account = { used: number; running: number; waiting: number; owners: Map<string, Owner>; clock: number };
 
 /** A run handed out by `next`, to give back to `done` with the time it took. */
-export type Turn<J> = { job: J; party: Party; charged: number };
+export type Turn<J> = { job: J; party: Party; charged: number; clean: boolean };
 
 /** What a run is first charged when its owner has none measured yet: a small run's cost. */
 const FIRST_ESTIMATE_MS = 1;
-/** Owners whose last run time is kept once they are idle, the least recently run forgotten first. */
+/** Owners' last run times, accounts' strikes and their time owed, kept for this many each. */
 const REMEMBERED = 10_000;
+/** How long an overrun makes its account's runs unclean. */
+const STRIKE_MS = 60_000;
 
 export class Turns<J> {
   private readonly accounts = new Map<string, Account>();
   /** Each owner's last run time (ms), by `account/owner`, kept across idle spells. */
   private readonly lastRun = new Map<string, number>();
-
-  /** `quickMs`: a run at most this long lets its owner have the worker kept for other accounts. */
-  constructor(private readonly quickMs: number) {}
+  /** Until when each struck account's runs are unclean. */
+  private readonly strikes = new Map<string, number>();
+  /** What an idle account had used past the clock when it went idle. */
+  private readonly owed = new Map<string, number>();
   /** The least `used` of the accounts served: where an account that starts waiting starts. */
   private clock = 0;
+  private uncleanRunning = 0;
+  /** Runs waiting, all accounts. */
+  waitingTotal = 0;
+
+  /**
+   * `quickMs`: a run at most this long is quick (clean, as long as its account has no strike);
+   * `strikeMs`: a run longer strikes its account.
+   */
+  constructor(
+    private readonly quickMs: number,
+    private readonly strikeMs = quickMs,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Runs waiting for `party`'s owner. */
   waiting(party: Party): number {
     return this.accounts.get(party.account)?.owners.get(party.owner)?.waiting.length ?? 0;
   }
 
+  /** Runs waiting for all of `account`'s owners. */
+  waitingOf(account: string): number {
+    return this.accounts.get(account)?.waiting ?? 0;
+  }
+
   add(party: Party, job: J, first = false): void {
     let account = this.accounts.get(party.account);
     if (!account) {
-      account = { used: this.clock, running: 0, owners: new Map(), clock: 0 };
+      const owed = this.owed.get(party.account) ?? 0;
+      this.owed.delete(party.account);
+      account = { used: this.clock + owed, running: 0, waiting: 0, owners: new Map(), clock: 0 };
       this.accounts.set(party.account, account);
     }
     let owner = account.owners.get(party.owner);
@@ -61,6 +87,8 @@ export class Turns<J> {
     }
     if (first) owner.waiting.unshift(job);
     else owner.waiting.push(job);
+    account.waiting++;
+    this.waitingTotal++;
   }
 
   /** Takes `job` back out of the waiting (its caller gave up); false when it was not waiting. */
@@ -70,42 +98,46 @@ export class Turns<J> {
     const at = owner?.waiting.indexOf(job) ?? -1;
     if (!account || !owner || at < 0) return false;
     owner.waiting.splice(at, 1);
+    account.waiting--;
+    this.waitingTotal--;
     this.forget(party.account, account, party.owner, owner);
     return true;
   }
 
   /**
-   * The next run, for a free worker: the account that has used least of those waiting, among
-   * those running on fewer than `share` workers (all of them but one: one is kept for another
-   * account while one waits), else of all that wait (no worker idles while work waits); then
-   * its owner that has used least.
+   * The next run, for a free worker: of the accounts with a run that may go (see the top), the
+   * one that has used least, those on fewer than `share` workers first; then its owner that has
+   * used least.
    */
   next(share: number): Turn<J> | undefined {
-    let chosen: [string, Account] | undefined;
-    let over: [string, Account] | undefined;
-    let waiting = 0;
-    for (const entry of this.accounts) {
-      const account = entry[1];
-      if (!this.hasWaiting(account)) continue;
-      waiting++;
-      if (account.running >= share) {
-        if (!over || account.used < over[1].used) over = entry;
-      } else if (!chosen || account.used < chosen[1].used) chosen = entry;
+    const uncleanFull = this.uncleanRunning >= share;
+    let chosen: [string, Account, [string, Owner]] | undefined;
+    let chosenUnder = false;
+    for (const [name, account] of this.accounts) {
+      if (!account.waiting) continue;
+      const under = account.running < share;
+      if (chosen && chosenUnder && !under) continue;
+      const struck = (this.strikes.get(name) ?? 0) > this.now();
+      let pick: [string, Owner] | undefined;
+      for (const entry of account.owners) {
+        const o = entry[1];
+        if (!o.waiting.length) continue;
+        const quick = o.lastMs !== null && o.lastMs <= this.quickMs;
+        const clean = !struck && (o.lastMs === null || quick);
+        // On its share already, an account gets another worker only for code known quick.
+        if (under ? !clean && uncleanFull : struck || !quick) continue;
+        if (!pick || o.used < pick[1].used) pick = entry;
+      }
+      if (!pick) continue;
+      if (!chosen || (under && !chosenUnder) || account.used < chosen[1].used) {
+        chosen = [name, account, pick];
+        chosenUnder = under;
+      }
     }
-    // Only one account waits, already on all workers but this one: for a quick owner only. (With
-    // several waiting, all on their share, none is kept from the others: no worker idles.)
-    const quickOnly = !chosen && waiting === 1;
-    chosen ??= over;
     if (!chosen) return undefined;
-    const [name, account] = chosen;
-    let pick: [string, Owner] | undefined;
-    for (const entry of account.owners) {
-      const o = entry[1];
-      if (!o.waiting.length || (quickOnly && !(o.lastMs !== null && o.lastMs <= this.quickMs))) continue;
-      if (!pick || o.used < pick[1].used) pick = entry;
-    }
-    if (!pick) return undefined;
-    const [ownerName, owner] = pick;
+    const [name, account, [ownerName, owner]] = chosen;
+    const struck = (this.strikes.get(name) ?? 0) > this.now();
+    const clean = !struck && (owner.lastMs === null || owner.lastMs <= this.quickMs);
     this.clock = Math.max(this.clock, account.used);
     account.clock = Math.max(account.clock, owner.used);
     const charged = owner.lastMs ?? FIRST_ESTIMATE_MS;
@@ -113,21 +145,23 @@ export class Turns<J> {
     owner.used += charged;
     account.running++;
     owner.running++;
-    return { job: owner.waiting.shift() as J, party: { account: name, owner: ownerName }, charged };
+    account.waiting--;
+    this.waitingTotal--;
+    if (!clean) this.uncleanRunning++;
+    return { job: owner.waiting.shift() as J, party: { account: name, owner: ownerName }, charged, clean };
   }
 
   /** `turn`'s run ended after `ms` of its worker's time. */
   done(turn: Turn<J>, ms: number): void {
+    if (!turn.clean) this.uncleanRunning--;
+    if (ms > this.strikeMs) remember(this.strikes, turn.party.account, this.now() + STRIKE_MS);
+    remember(this.lastRun, runKey(turn.party), ms);
     const account = this.accounts.get(turn.party.account);
     const owner = account?.owners.get(turn.party.owner);
     if (!account || !owner) return;
     account.used += ms - turn.charged;
     owner.used += ms - turn.charged;
     owner.lastMs = ms;
-    const key = runKey(turn.party);
-    this.lastRun.delete(key);
-    this.lastRun.set(key, ms);
-    if (this.lastRun.size > REMEMBERED) this.lastRun.delete(this.lastRun.keys().next().value as string);
     account.running--;
     owner.running--;
     this.forget(turn.party.account, account, turn.party.owner, owner);
@@ -138,21 +172,28 @@ export class Turns<J> {
     const all = [...this.accounts.values()].flatMap((a) =>
       [...a.owners.values()].flatMap((o) => o.waiting.splice(0) as J[]),
     );
-    for (const [name, account] of this.accounts)
+    for (const [name, account] of this.accounts) {
+      account.waiting = 0;
       for (const [ownerName, owner] of account.owners) this.forget(name, account, ownerName, owner);
+    }
+    this.waitingTotal = 0;
     return all;
-  }
-
-  private hasWaiting(account: Account): boolean {
-    for (const owner of account.owners.values()) if (owner.waiting.length) return true;
-    return false;
   }
 
   private forget(name: string, account: Account, ownerName: string, owner: Owner): void {
     if (owner.running || owner.waiting.length) return;
     account.owners.delete(ownerName);
-    if (!account.running && !account.owners.size) this.accounts.delete(name);
+    if (account.running || account.owners.size) return;
+    this.accounts.delete(name);
+    if (account.used > this.clock) remember(this.owed, name, account.used - this.clock);
   }
 }
 
 const runKey = (party: Party) => `${party.account}/${party.owner}`;
+
+/** Sets `key` in `map` as its most recent entry, the least recent dropped past REMEMBERED. */
+function remember(map: Map<string, number>, key: string, value: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value as string);
+}

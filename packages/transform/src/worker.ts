@@ -1,6 +1,7 @@
+import { performance } from "node:perf_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import type { WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
-import { loadQuickJS, Sandbox, TransformationError } from "./sandbox.ts";
+import { heapBytes, loadQuickJS, Sandbox, TransformationError } from "./sandbox.ts";
 
 /**
  * A transformation worker: compiles customers' transformations and runs them, one at a time,
@@ -15,12 +16,12 @@ const sandboxes = new Map<string, Sandbox>();
  * allocation past it, but this build cannot count what a runtime holds in all (it keeps 8 bytes
  * an allocation, and strings built with `+` not at all): a handler that keeps what it makes in
  * its globals grows the heap run after run. A WebAssembly heap never shrinks, so a worker whose
- * heap has grown past `heapBytes` says so with its reply, and the pool ends it and starts a new one.
+ * heap has grown past three quarters of `heapBytes` says so with its reply, and the pool ends it
+ * and starts a new one: the next run never starts near the bound its own growth is held to
+ * (sandbox.ts), so what others' sandboxes keep is not what stops it.
  */
-const HEAP_BYTES = settings.heapBytes;
+const RETIRE_AT = settings.heapBytes * 0.75;
 const quickjs = await loadQuickJS();
-// quickjs-emscripten keeps the Emscripten module as `module`; the typings leave it out.
-const heap = () => (quickjs as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.buffer.byteLength;
 
 function keep(key: string, sandbox: Sandbox): void {
   sandboxes.set(key, sandbox);
@@ -77,8 +78,13 @@ const warm = await Sandbox.create(
 for (let i = 0; i < 50; i++) warm.call('{"payload":{"n":1}}', 0);
 warm.dispose();
 parentPort?.on("message", (request: WorkerRequest) => {
+  const started = performance.now();
   void answer(request).then((reply) => {
-    parentPort?.postMessage(heap() > HEAP_BYTES ? { ...reply, retire: true } : reply);
+    // The time this thread took over it, which its owner is charged (turns.ts).
+    const ms = performance.now() - started;
+    parentPort?.postMessage(
+      heapBytes(quickjs) > RETIRE_AT ? { ...reply, ms, retire: true } : { ...reply, ms },
+    );
   });
 });
 parentPort?.postMessage("ready");

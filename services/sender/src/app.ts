@@ -25,8 +25,9 @@ const OPENED_CHARS_MAX = 32 * 1024 * 1024;
 
 /**
  * Compiled transformations each worker keeps (least recently used out first), and runs of one
- * endpoint's that may wait for a worker: past that, they fail at once as `transformation_error`
- * rather than queue without end behind an endpoint whose code is slow.
+ * endpoint's that may wait for a worker: past that, they fail at once as `transformation_busy`
+ * (retried later) rather than queue without end behind an endpoint whose code is slow. All of
+ * one account's may hold half the sender's slots (`slots`), which every account's attempts share.
  */
 const TRANSFORMATIONS_CACHED = 256;
 const TRANSFORMATION_QUEUE_PER_ENDPOINT = 1000;
@@ -108,6 +109,7 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
     ...config.transformations,
     cached: TRANSFORMATIONS_CACHED,
     queuePerOwner: TRANSFORMATION_QUEUE_PER_ENDPOINT,
+    queuePerAccount: Math.ceil(slots / 2),
     heapBytes: TRANSFORMATION_HEAP_BYTES,
   });
   const metrics = senderMetrics(registry, broker, transforms);
