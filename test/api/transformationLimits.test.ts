@@ -6,8 +6,9 @@ import { type Response, startGateway, type TestGateway } from "../support/gatewa
 /**
  * The rate of transformations compiled and tried (TRANSFORMATION_RATE_LIMIT_PER_SECOND): each
  * save with one and each try-it costs the gateway's workers a compile, so an account past its
- * rate gets a 429 at `transformation`, while another account, the account's portal sessions,
- * and its requests without a transformation go on.
+ * rate gets a 429 at `transformation`, through its API and its portal sessions alike (each of
+ * which has a bucket of its own as well), while another account, and its requests without a
+ * transformation to compile, go on.
  */
 let gw: TestGateway;
 const { open, as } = browserSessions(() => gw);
@@ -15,6 +16,9 @@ const { open, as } = browserSessions(() => gw);
 // 1 a second, bursts of 2: a few requests exhaust it, and it does not refill mid-test.
 const RATE = 1;
 const SOURCE = "function handler(webhook) {\n  webhook.payload = { ok: true };\n  return webhook;\n}";
+/** SOURCE, changed (an update resending the one saved costs nothing: see the last test). */
+let edits = 0;
+const edited = () => `${SOURCE}\n// edit ${++edits}`;
 
 beforeAll(async () => {
   gw = await startGateway({ TRANSFORMATION_RATE_LIMIT_PER_SECOND: String(RATE) });
@@ -65,7 +69,7 @@ describe("the rate of transformations compiled and tried", () => {
   it("refuses an account's saves past it with 429 rate_limited at transformation, and its try-its", async () => {
     const { key, endpoint } = await account("Saver");
     const save = () =>
-      gw.request("POST", `/v3/endpoints/${endpoint}`, { key, json: { transformation: SOURCE } });
+      gw.request("POST", `/v3/endpoints/${endpoint}`, { key, json: { transformation: edited() } });
     expectLimited(await untilRefused(save));
     expectLimited(await trySaved(key, endpoint));
     const unsaved = await gw.request("POST", "/v3/endpoints/transformation/test", {
@@ -87,21 +91,30 @@ describe("the rate of transformations compiled and tried", () => {
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
   });
 
-  it("does not hold one account's rate against another, nor against its own portal sessions", async () => {
+  it("does not hold one account's rate against another", async () => {
     const noisy = await account("Noisy");
     const bystander = await account("Bystander");
     expectLimited(await untilRefused(() => trySaved(noisy.key, noisy.endpoint)));
     const theirs = await trySaved(bystander.key, bystander.endpoint);
     expect(theirs.status, JSON.stringify(theirs.body)).toBe(200);
     expect(theirs.body.request.body).toBe(JSON.stringify({ ok: true }));
+  });
 
-    // A portal session of the noisy account counts apart from it, and runs out apart too.
-    const cookie = await portalOf(noisy.key);
-    const viaPortal = await trySaved(null, noisy.endpoint, as(cookie));
+  it("counts a portal session's try-its and saves against its account's rate too: sessions share it", async () => {
+    const { key, endpoint } = await account("Portals");
+    const first = await portalOf(key);
+    const second = await portalOf(key);
+    const viaPortal = await trySaved(null, endpoint, as(first));
     expect(viaPortal.status, JSON.stringify(viaPortal.body)).toBe(200);
-    expectLimited(await untilRefused(() => trySaved(null, noisy.endpoint, as(cookie))));
-    const other = await portalOf(noisy.key);
-    expect((await trySaved(null, noisy.endpoint, as(other))).status).toBe(200);
+    expectLimited(await untilRefused(() => trySaved(null, endpoint, as(first))));
+    // The account's burst is spent: a session it never used is limited, and so is its API.
+    expectLimited(await trySaved(null, endpoint, as(second)));
+    const save = await gw.request("POST", `/v3/endpoints/${endpoint}`, {
+      json: { transformation: edited() },
+      ...as(second),
+    });
+    expectLimited(save);
+    expectLimited(await trySaved(key, endpoint));
   });
 
   it("counts no update without a transformation to compile, nor one removing it", async () => {
@@ -115,9 +128,28 @@ describe("the rate of transformations compiled and tried", () => {
     for (let i = 0; i < RATE * 2; i++) {
       const res = await gw.request("POST", `/v3/endpoints/${endpoint}`, {
         key,
-        json: { transformation: SOURCE },
+        json: { transformation: edited() },
       });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
     }
+  });
+
+  it("neither compiles nor counts the transformation saved, sent again on an update", async () => {
+    const { key, endpoint } = await account("Resender");
+    const update = (json: object) => gw.request("POST", `/v3/endpoints/${endpoint}`, { key, json });
+    const saved = await update({ transformation: SOURCE });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const { counts } = gw.gateway.deps.transforms;
+    const compiled = counts.compiles;
+    // More than the burst: had any been counted, the last would be refused.
+    for (let i = 0; i < RATE * 2 + 3; i++) {
+      const res = await update({ transformation: SOURCE, description: `edit ${i}` });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.transformation).toBe(SOURCE);
+    }
+    expect(counts.compiles).toBe(compiled);
+    // A changed one is compiled, and counted, as ever.
+    expectLimited(await untilRefused(() => update({ transformation: edited() })));
+    expect(counts.compiles).toBeGreaterThan(compiled);
   });
 });

@@ -23,6 +23,7 @@ import { buildOpenApi } from "./openapi/document.ts";
 import { OutboxRelay } from "./outboxRelay.ts";
 import { servePages } from "./pages.ts";
 import { sealLegacyHeaders } from "./resources/endpoints/headers.ts";
+import { TRANSFORMATION_QUEUES } from "./resources/endpoints/transformation.ts";
 import { componentSchemas, routes } from "./routes.ts";
 import { SchemaPool } from "./schemas/pool.ts";
 
@@ -108,8 +109,10 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     transforms: new TransformPool({
       ...config.transformations,
       cached: 64,
-      // Each waiting try-it holds its event (up to 1 MiB): a few, not many.
-      queuePerOwner: 16,
+      // Each waiting try-it holds its event (up to 1 MiB) and its input, about 2 MiB: 4 a portal
+      // session, 8 an account, 32 in all (64 MiB of the 160 MB heap), none for more than
+      // TRANSFORMATION_WAIT_MS. Why so few: TRANSFORMATION_QUEUES.
+      ...TRANSFORMATION_QUEUES,
     }),
     transformLimiter: new RateLimiter(config.transformationRateLimitPerSecond),
     logger,

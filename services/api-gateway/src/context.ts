@@ -27,8 +27,9 @@ export type Deps = {
   /** Endpoints' transformations: compiled when saved, run by the try-it routes. */
   transforms: TransformPool;
   /**
-   * TRANSFORMATION_RATE_LIMIT_PER_SECOND: the compiles and try-its each account, and each portal
-   * session apart, may ask of `transforms` (transformOwner), besides its rate of requests.
+   * TRANSFORMATION_RATE_LIMIT_PER_SECOND: the compiles and try-its each account (its portal
+   * sessions' included) and each portal session may ask of `transforms` (transformationBuckets),
+   * besides its rate of requests.
    */
   transformLimiter: RateLimiter;
   logger: Logger;

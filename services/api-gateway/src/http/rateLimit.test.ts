@@ -21,6 +21,18 @@ describe("the rate limiter", () => {
     expect(new RateLimiter(0).tryTake("a", 0)).toBe(0);
   });
 
+  it("takes a token of each of several keys at once, or of none when one is short", () => {
+    const limiter = new RateLimiter(1);
+    expect([limiter.tryTake("acct", 0), limiter.tryTake("acct", 0)]).toEqual([0, 0]);
+    expect(limiter.tryTakeEach(["acct", "session"], 0)).toBe(1);
+    // The refusal took nothing of the session's bucket: its whole burst is there.
+    expect([0, 0, 0].map(() => limiter.tryTake("session", 0))).toEqual([0, 0, 1]);
+    // A second on, the account has one again: taken with the other session's.
+    expect(limiter.tryTakeEach(["acct", "other"], 1000)).toBe(0);
+    expect(limiter.tryTake("acct", 1000)).toBe(1);
+    expect(limiter.tryTake("other", 1000)).toBe(0);
+  });
+
   it("stays within its buckets when every key is busy, and keeps the busy key's count", () => {
     const limiter = new RateLimiter(5, 10);
     for (let i = 0; i < 10; i++) limiter.take("busy", 0);

@@ -35,15 +35,31 @@ export class RateLimiter {
    * there (at least 1) and takes none: for a caller that refuses in words of its own.
    */
   tryTake(key: string, now = Date.now()): number {
+    return this.tryTakeEach([key], now);
+  }
+
+  /**
+   * Takes a token of each of `keys`' buckets (a portal session's and its account's) and answers
+   * 0, or answers the whole seconds until each has one (at least 1) and takes none: a request
+   * one bucket refuses costs the others nothing.
+   */
+  tryTakeEach(keys: readonly string[], now = Date.now()): number {
     if (this.perSecond <= 0) return 0;
     const capacity = this.perSecond * 2;
-    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.makeRoom(now);
-    const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
-    bucket.at = now;
-    this.buckets.set(key, bucket);
-    if (bucket.tokens < 1) return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
-    bucket.tokens -= 1;
+    const tokens = keys.map((key) => {
+      const bucket = this.buckets.get(key);
+      return bucket
+        ? Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond)
+        : capacity;
+    });
+    const short = Math.min(...tokens);
+    // Refused before any bucket is made: refusals by the thousand (of sessions by the thousand)
+    // make no room, so never push out the account's own bucket, which would refill it.
+    if (short < 1) return Math.max(1, Math.ceil((1 - short) / this.perSecond));
+    keys.forEach((key, i) => {
+      if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.makeRoom(now);
+      this.buckets.set(key, { tokens: tokens[i]! - 1, at: now });
+    });
     return 0;
   }
 

@@ -1,6 +1,7 @@
 import { endpointSecretContext, isId, newId, type Prisma, type PrismaClient } from "@herald/db";
 import type { Notice } from "@herald/db/lifecycle";
 import type { Account, Ctx, Deps } from "../../context.ts";
+import type { Answerable } from "../../http/deadline.ts";
 import { invalid, notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, ref } from "../../http/route.ts";
@@ -123,8 +124,12 @@ type EndpointInput = AuthInput & {
   transformation?: string | null;
 };
 
-/** The endpoint's input checked; `operational`: an endpoint of the operational app, which receives Herald's own types. */
-async function checkedInput(deps: Deps, account: Account, body: EndpointInput, operational: boolean) {
+/** The endpoint's app operational (it receives Herald's own types); on update, its transformation. */
+type Checking = { req: Answerable; operational: boolean; transformation?: string | null };
+
+/** The endpoint's input checked, for `account`'s request `req`. */
+async function checkedInput(deps: Deps, account: Account, body: EndpointInput, checking: Checking) {
+  const { req, operational } = checking;
   return {
     ...(body.url !== undefined ? { url: checkEndpointUrl(body.url, deps.config.destinationTypes).url } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
@@ -141,7 +146,14 @@ async function checkedInput(deps: Deps, account: Account, body: EndpointInput, o
     ...(body.ordering !== undefined ? { ordering: body.ordering } : {}),
     ...(body.filter !== undefined ? { filter: checkFilter(body.filter) } : {}),
     ...(body.transformation !== undefined
-      ? { transformation: await checkTransformation(deps, account, body.transformation) }
+      ? {
+          // The one saved sent back (a form resends every field): compiled when it was saved,
+          // so neither compiled again nor counted against the rate.
+          transformation:
+            body.transformation === checking.transformation
+              ? body.transformation
+              : await checkTransformation(deps, account, req, body.transformation),
+        }
       : {}),
     ...(body.disabled !== undefined
       ? {
@@ -155,14 +167,15 @@ async function checkedInput(deps: Deps, account: Account, body: EndpointInput, o
 
 export type CreateInput = EndpointInput & { url: string; secret?: string };
 
-/** Creates an endpoint of `app` (named by `ref` in the request), checked, with its secret. */
+/** Creates an endpoint of `app` (named by `ref` in `req`), checked, with its secret. */
 export async function createEndpoint(
   deps: Deps,
   account: Account,
+  req: Answerable,
   app: { id: string; ref: string; operational: boolean },
   body: CreateInput,
 ) {
-  const input = await checkedInput(deps, account, body, app.operational);
+  const input = await checkedInput(deps, account, body, { req, operational: app.operational });
   checkAuthFits(input.url!, body);
   const credentials = checkEndpointUrl(body.url, deps.config.destinationTypes).credentials;
   if (credentials === "kept")
@@ -240,10 +253,11 @@ export const endpointRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
-    async handler({ account, body, deps }: Ctx<object, object, CreateInput & { app: string }>) {
+    async handler({ account, body, deps, req }: Ctx<object, object, CreateInput & { app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app");
       checkScope(account, app.id, "app", body.app, "app");
-      return { status: 201, body: await createEndpoint(deps, account, { ...app, ref: body.app }, body) };
+      const created = await createEndpoint(deps, account, req, { ...app, ref: body.app }, body);
+      return { status: 201, body: created };
     },
   },
   {
@@ -292,10 +306,15 @@ export const endpointRoutes: RouteSpec[] = [
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields, ...authFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
-    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, EndpointInput>) {
+    async handler({ account, params, body, deps, req }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
-      const input = await checkedInput(deps, account, body, found.app.operational);
+      const { operational } = found.app;
+      const input = await checkedInput(deps, account, body, {
+        req,
+        operational,
+        transformation: found.transformation,
+      });
       const updated = await deps.prisma.$transaction(async (tx) => {
         // The endpoint's row before its flow's, the order results lock them in (the lifecycle's
         // locks.ts: flows last); the other way round, a result for this endpoint could deadlock.

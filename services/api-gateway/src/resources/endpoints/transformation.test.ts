@@ -1,9 +1,16 @@
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
 import { type Owner, TransformationError, type TransformPool } from "@herald/transform";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Account } from "../../context.ts";
 import { ApiError } from "../../http/errors.ts";
 import { RateLimiter } from "../../http/rateLimit.ts";
-import { checkTransformation, transformationsBusy } from "./transformation.ts";
+import {
+  checkTransformation,
+  TRANSFORMATION_WAIT_MS,
+  takeTransformationTurn,
+  transformationsBusy,
+} from "./transformation.ts";
 
 /**
  * What a save makes of the transformation workers' refusals: the code's failure is a 400, their
@@ -38,7 +45,7 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
 describe("saving a transformation the workers refuse", () => {
   it("answers workers too busy with 429 transformation_busy at transformation, Retry-After 1, tried once", async () => {
     const { deps, compiles } = failing(busy());
-    const err = await refusal(checkTransformation(deps, account, SOURCE));
+    const err = await refusal(checkTransformation(deps, account, {}, SOURCE));
     expect(err.status).toBe(429);
     expect(err.toBody().error).toMatchObject({
       type: "rate_limit_error",
@@ -51,13 +58,13 @@ describe("saving a transformation the workers refuse", () => {
 
   it("answers busy on the second try of a compile that ran past its budget the same way", async () => {
     const { deps, compiles } = failing(new TransformationError("timeout", "past its budget"), busy());
-    expect((await refusal(checkTransformation(deps, account, SOURCE))).status).toBe(429);
+    expect((await refusal(checkTransformation(deps, account, {}, SOURCE))).status).toBe(429);
     expect(compiles).toHaveLength(2);
   });
 
   it("keeps the code's own failures a 400 transformation_invalid", async () => {
     const { deps } = failing(new TransformationError("syntax", "SyntaxError: oops (line 1)", 1));
-    const err = await refusal(checkTransformation(deps, account, SOURCE));
+    const err = await refusal(checkTransformation(deps, account, {}, SOURCE));
     expect(err.status).toBe(400);
     expect(err.toBody().error).toMatchObject({ code: "transformation_invalid", param: "transformation" });
   });
@@ -66,5 +73,83 @@ describe("saving a transformation the workers refuse", () => {
     expect(transformationsBusy(busy())?.status).toBe(429);
     expect(transformationsBusy(new TransformationError("timeout", "x"))).toBeNull();
     expect(transformationsBusy(new Error("busy"))).toBeNull();
+  });
+});
+
+/**
+ * Deps whose workers never free up: each compile waits until its signal ends, then is refused
+ * as the pool refuses a job whose caller's deadline ended while it waited.
+ */
+function neverFree() {
+  const signals: AbortSignal[] = [];
+  const transforms = {
+    compile(_owner: Owner, _source: string, signal?: AbortSignal) {
+      if (!signal) throw new Error("compiled without a deadline");
+      signals.push(signal);
+      if (signal.aborted) return Promise.reject(busy());
+      return new Promise((_resolve, reject) =>
+        signal.addEventListener("abort", () => reject(busy()), { once: true }),
+      );
+    },
+  } as unknown as TransformPool;
+  return { deps: { transforms, transformLimiter: new RateLimiter(0) }, signals };
+}
+
+/** A response as requestDeadline sees it: `close` before it is finished is the client leaving. */
+function response(): ServerResponse {
+  return Object.assign(new EventEmitter(), { writableFinished: false, destroyed: false }) as never;
+}
+
+describe("a save's wait for a worker", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("ends after TRANSFORMATION_WAIT_MS as 429 transformation_busy", async () => {
+    vi.useFakeTimers();
+    const { deps, signals } = neverFree();
+    const saving = refusal(checkTransformation(deps, account, {}, SOURCE));
+    await vi.advanceTimersByTimeAsync(TRANSFORMATION_WAIT_MS - 1);
+    expect(signals[0]!.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await saving).toBody().error.code).toBe("transformation_busy");
+  });
+
+  it("ends when the client closes the connection before its answer, and lets go of it after", async () => {
+    const { deps, signals } = neverFree();
+    const res = response();
+    const saving = refusal(checkTransformation(deps, account, { res }, SOURCE));
+    res.emit("close");
+    expect((await saving).status).toBe(429);
+    expect((signals[0]!.reason as DOMException).name).toBe("AbortError");
+    // Done with it: the response's own close, once answered, has nothing of the save's left.
+    expect(res.listenerCount("close")).toBe(0);
+  });
+
+  it("is refused at once when the client has left already", async () => {
+    const { deps, signals } = neverFree();
+    const res = Object.assign(response(), { destroyed: true });
+    expect((await refusal(checkTransformation(deps, account, { res }, SOURCE))).status).toBe(429);
+    expect(signals[0]!.aborted).toBe(true);
+  });
+});
+
+describe("the rate of a portal session's compiles and try-its", () => {
+  const session = (id: string): Account => ({
+    id: "acct_1",
+    keyId: "key_1",
+    via: "portal",
+    appId: "app_1",
+    session: { id, expiresAt: new Date(Date.now() + 3_600_000), keyId: "key_1" },
+  });
+  const turn = (deps: { transformLimiter: RateLimiter }, who: Account) => () =>
+    takeTransformationTurn(deps, who);
+
+  it("takes its account's tokens too: a new session brings no fresh allowance", () => {
+    // 1 a second, bursts of 2.
+    const deps = { transformLimiter: new RateLimiter(1) };
+    turn(deps, session("ps_1"))();
+    turn(deps, session("ps_1"))();
+    const limited = expect.objectContaining({ status: 429, param: "transformation" });
+    expect(turn(deps, session("ps_2"))).toThrow(limited);
+    expect(turn(deps, account)).toThrow(limited);
   });
 });

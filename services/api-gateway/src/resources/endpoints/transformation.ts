@@ -1,5 +1,6 @@
 import { type Owner, TransformationError } from "@herald/transform";
 import type { Account, Deps } from "../../context.ts";
+import { type Answerable, requestDeadline } from "../../http/deadline.ts";
 import { ApiError, invalid } from "../../http/errors.ts";
 import type { Schema } from "../../http/route.ts";
 
@@ -34,12 +35,23 @@ export const transformParty = (account: Account): Owner => ({
 });
 
 /**
- * Takes one of `account`'s compiles or try-its (TRANSFORMATION_RATE_LIMIT_PER_SECOND, a portal
- * session's apart from its account's), or refuses the request with a 429 at `transformation`:
- * the same request without one would go through.
+ * The rate buckets a compile or try-it of `account` takes a token of: the account's, and a
+ * portal session's its own as well. Its own alone, each new session of one account would
+ * bring a fresh allowance (sessions are not counted), and with it another queue of waiting runs.
+ */
+export const transformationBuckets = (account: Account): string[] => {
+  const owner = transformOwner(account);
+  // The account's last: should making room for a new session's push it out, it is put back.
+  return owner === account.id ? [owner] : [owner, account.id];
+};
+
+/**
+ * Takes one of `account`'s compiles or try-its (TRANSFORMATION_RATE_LIMIT_PER_SECOND, of each
+ * of transformationBuckets), or refuses the request with a 429 at `transformation`: the same
+ * request without one would go through.
  */
 export function takeTransformationTurn(deps: Pick<Deps, "transformLimiter">, account: Account): void {
-  const retryAfter = deps.transformLimiter.tryTake(transformOwner(account));
+  const retryAfter = deps.transformLimiter.tryTakeEach(transformationBuckets(account));
   if (retryAfter)
     throw new ApiError(
       429,
@@ -53,10 +65,28 @@ export function takeTransformationTurn(deps: Pick<Deps, "transformLimiter">, acc
 }
 
 /**
+ * How many compiles and try-its may wait for the gateway's transformation workers. Each waiting
+ * try-it holds its event's data and the input built of it, up to about 2 MiB (a compile, its
+ * source: 64 KiB), so few wait: a portal session's (or the API's), an account's (its sessions
+ * together, which nothing counts), and in all, 32 holding at most 64 MiB, within the gateway's
+ * 160 MB heap beside requests' bodies (1 MiB each) and `herald listen`'s 32 MiB; one account
+ * fills a quarter at most. Past them, 429 transformation_busy at once.
+ */
+export const TRANSFORMATION_QUEUES = { queuePerOwner: 4, queuePerAccount: 8, queueTotal: 32 } as const;
+
+/**
+ * How long a compile or try-it may wait for a worker (and so hold its source, event and input
+ * on the gateway's heap) before it is refused as `transformation_busy`; sooner when its client
+ * closes the connection (requestDeadline). The senders' runs wait within their attempt's time.
+ */
+export const TRANSFORMATION_WAIT_MS = 5000;
+
+/**
  * The 429 for a TransformationError that says the workers were too busy to take the run (its
- * owner's queue full, or its wait for a worker over): Herald's capacity, not the code's fault,
- * so not a 400 nor a failed try-it. Null for any other error. (`cause` compared as a string:
- * "busy" is newer than some builds of @herald/transform.)
+ * owner's, its account's or the whole pool's queue full, or its wait for a worker over or its
+ * client gone): Herald's capacity, not the code's fault, so not a 400 nor a failed try-it. Null
+ * for any other error. (`cause` compared as a string: "busy" is newer than some builds of
+ * @herald/transform.)
  */
 export function transformationsBusy(err: unknown): ApiError | null {
   if (!(err instanceof TransformationError && err.cause === "busy")) return null;
@@ -93,6 +123,7 @@ export function checkSize(source: string, param = "transformation"): string {
 export async function checkTransformation(
   deps: Pick<Deps, "transforms" | "transformLimiter">,
   account: Account,
+  req: Answerable,
   source: string | null,
 ): Promise<string | null> {
   if (source === null) return null;
@@ -107,14 +138,17 @@ export async function checkTransformation(
     );
   // Counted once its cheap checks pass: only a source that will be compiled costs the workers.
   takeTransformationTurn(deps, account);
+  const wait = requestDeadline(req, TRANSFORMATION_WAIT_MS);
   try {
-    await compileForSave(deps, transformParty(account), source);
+    await compileForSave(deps, transformParty(account), source, wait.signal);
   } catch (err) {
     const busy = transformationsBusy(err);
     if (busy) throw busy;
     if (err instanceof TransformationError)
       throw invalid("transformation", err.message, "transformation_invalid");
     throw err;
+  } finally {
+    wait.clear();
   }
   return source;
 }
@@ -122,13 +156,18 @@ export async function checkTransformation(
 /**
  * Compiles `source`; a compile that ran past its budget is tried once more before the save is
  * refused: on a busy machine a budget missed once may be the load's doing, not the code's (a
- * top level that loops misses it again).
+ * top level that loops misses it again). Both wait for a worker within `signal`.
  */
-async function compileForSave(deps: Pick<Deps, "transforms">, owner: Owner, source: string): Promise<void> {
+async function compileForSave(
+  deps: Pick<Deps, "transforms">,
+  owner: Owner,
+  source: string,
+  signal: AbortSignal,
+): Promise<void> {
   try {
-    await deps.transforms.compile(owner, source);
+    await deps.transforms.compile(owner, source, signal);
   } catch (err) {
     if (!(err instanceof TransformationError && err.cause === "timeout")) throw err;
-    await deps.transforms.compile(owner, source);
+    await deps.transforms.compile(owner, source, signal);
   }
 }

@@ -2,6 +2,7 @@ import { REDACTED, redactHeaders, webhookPayload } from "@herald/contracts";
 import { newId } from "@herald/db";
 import { refusal, TransformationError, type WebhookInput, webhookInput } from "@herald/transform";
 import type { Account, Ctx, Deps } from "../../context.ts";
+import { type Answerable, requestDeadline } from "../../http/deadline.ts";
 import { invalid } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
 import { exampleOrNull } from "../../schemas/example.ts";
@@ -13,6 +14,7 @@ import { checkEndpointUrl, checkHeaders, endpointFields } from "./input.ts";
 import {
   checkSize,
   TRANSFORMATION_MAX_BYTES,
+  TRANSFORMATION_WAIT_MS,
   takeTransformationTurn,
   transformationsBusy,
   transformParty,
@@ -140,12 +142,14 @@ async function eventOf(deps: Deps, account: Account, body: TryBody): Promise<Eve
 
 /**
  * Runs `source` on `event` as the sender would for an endpoint at `url` with `headers`. Each
- * run is one of the account's try-its (takeTransformationTurn); workers too busy to take it are
- * a 429, not the code's failure.
+ * run is one of the account's try-its (takeTransformationTurn); workers too busy to take it
+ * within TRANSFORMATION_WAIT_MS, or before `req`'s client leaves, are a 429, not the code's
+ * failure.
  */
 async function tryIt(
   deps: Deps,
   account: Account,
+  req: Answerable,
   source: string,
   target: { url: string; headers: Record<string, string>; oauth2: boolean },
   event: EventInput,
@@ -158,8 +162,10 @@ async function tryIt(
   const hidden = Object.keys(input.headers);
   const shown = { ...input, headers: redactHeaders(input.headers, hidden) };
   const answer = { object: "transformation_test" as const, input: shown, cancelled: false };
+  const wait = requestDeadline(req, TRANSFORMATION_WAIT_MS);
   try {
-    const result = await deps.transforms.run(transformParty(account), source, input, at.getTime());
+    const party = transformParty(account);
+    const result = await deps.transforms.run(party, source, input, at.getTime(), wait.signal);
     if (result.cancel) return { ...answer, cancelled: true, request: null, error: null };
     // What the sender would refuse of it, said as the sender says it.
     const refused = refusal(input.url, oauth2, result);
@@ -176,6 +182,8 @@ async function tryIt(
     if (!(err instanceof TransformationError)) throw err;
     const { cause, message, line } = err;
     return { ...answer, request: null, error: { kind: "transformation_error", cause, message, line } };
+  } finally {
+    wait.clear();
   }
 }
 
@@ -209,7 +217,7 @@ export const transformationTestRoutes: RouteSpec[] = [
       },
     },
     response: answered,
-    async handler({ account, body, deps }: Ctx<object, object, UnsavedBody>) {
+    async handler({ account, body, deps, req }: Ctx<object, object, UnsavedBody>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app", { operational: "allow" });
       checkScope(account, app.id, "app", body.app, "app");
       checkSize(body.transformation);
@@ -217,7 +225,7 @@ export const transformationTestRoutes: RouteSpec[] = [
       const headers = checkHeaders(body.headers ?? {});
       const event = await eventOf(deps, account, body);
       const target = { url, headers, oauth2: false };
-      return { body: await tryIt(deps, account, body.transformation, target, event) };
+      return { body: await tryIt(deps, account, req, body.transformation, target, event) };
     },
   },
   {
@@ -240,7 +248,7 @@ export const transformationTestRoutes: RouteSpec[] = [
       },
     },
     response: answered,
-    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, TryBody>) {
+    async handler({ account, params, body, deps, req }: Ctx<{ id: string }, object, TryBody>) {
       const endpoint = await findEndpoint(deps.prisma, account, params.id);
       const source = body.transformation ?? endpoint.transformation;
       if (source === null)
@@ -250,7 +258,7 @@ export const transformationTestRoutes: RouteSpec[] = [
       const headers = Object.fromEntries(names.map((name) => [name, REDACTED]));
       const event = await eventOf(deps, account, body);
       const target = { url: endpoint.url, headers, oauth2: shownAuth(endpoint.auth).oauth2 !== null };
-      return { body: await tryIt(deps, account, source, target, event) };
+      return { body: await tryIt(deps, account, req, source, target, event) };
     },
   },
 ];

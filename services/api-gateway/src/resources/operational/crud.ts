@@ -69,9 +69,9 @@ export const operationalRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint, of the operational app." },
-    async handler({ account, body, deps }: Ctx<object, object, CreateInput>) {
+    async handler({ account, body, deps, req }: Ctx<object, object, CreateInput>) {
       const id = await operationalApp(deps.prisma, account.id);
-      const created = await createEndpoint(deps, account, { id, ref: id, operational: true }, body);
+      const created = await createEndpoint(deps, account, req, { id, ref: id, operational: true }, body);
       return { status: 201, body: created };
     },
   },
