@@ -8,6 +8,7 @@ export {
   parseDuration,
   parseEncryptionKey,
 } from "./config.ts";
+export { type Deadline, deadline } from "./deadline.ts";
 export { closeServer, type ReadinessCheck, startHealthServer } from "./health.ts";
 export { createLogger, type Logger, redactPaths } from "./logger.ts";
 export { Counter, createRegistry, Gauge, Histogram, type Registry } from "./metrics.ts";

@@ -14,9 +14,8 @@ import {
   endpointSecretContext,
   type SecretBox,
 } from "@herald/db/secrets";
-import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
+import { deadline, inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import got, { type Got, type Method } from "got";
-import { deadline } from "./deadline.ts";
 import { blockedLiteral, guardedLookup } from "./destinations.ts";
 import type { EgressAgents } from "./egress.ts";
 import { errorKind } from "./errorKind.ts";

@@ -1,7 +1,6 @@
 import type { AttemptRequestedV1, ErrorKind } from "@herald/contracts";
 import { parseTarget, type Target } from "@herald/contracts/destinations";
-import { inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
-import { deadline } from "./deadline.ts";
+import { deadline, inSpan, SpanKind, SpanStatusCode } from "@herald/runtime";
 import { resolveGuarded } from "./destinations.ts";
 import { errorKind } from "./errorKind.ts";
 import { type Transport, TransportError } from "./transports/types.ts";

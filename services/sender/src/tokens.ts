@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EndpointAuth, ErrorKind } from "@herald/contracts";
+import { deadline } from "@herald/runtime";
 import type { Got } from "got";
-import { deadline } from "./deadline.ts";
 import { blockedLiteral } from "./destinations.ts";
 import { errorKind } from "./errorKind.ts";
 

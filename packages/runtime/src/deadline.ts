@@ -6,9 +6,16 @@
  * signal and removes it only when the request is destroyed, which a response read to its end
  * is not (got's streams do not destroy themselves). With the attempt's 15 s, every transformed
  * request, its response and its buffers stayed on the heap for 15 s: at 300 deliveries/s, a
- * third of the sender's time went to collecting garbage (docs/benchmarks-log.md).
+ * third of the sender's time went to collecting garbage (docs/benchmarks-log.md). The sender's
+ * attempts and the gateway's waits for a transformation worker use it.
  */
-export type Deadline = { signal: AbortSignal; clear: () => void };
+export type Deadline = {
+  signal: AbortSignal;
+  /** The work ended: the timer goes, and with it what the signal's listeners hold. */
+  clear: () => void;
+  /** Ends it now, for another reason than its time (the client left). */
+  abort: (reason: unknown) => void;
+};
 
 export function deadline(ms: number): Deadline {
   const controller = new AbortController();
@@ -17,5 +24,9 @@ export function deadline(ms: number): Deadline {
     ms,
   );
   timer.unref();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  return {
+    signal: controller.signal,
+    clear: () => clearTimeout(timer),
+    abort: (reason) => controller.abort(reason),
+  };
 }
