@@ -69,10 +69,9 @@ export class TransformPool {
   };
 
   constructor(private readonly options: TransformPoolOptions) {
-    // A run of up to half its budget is quick: such code may use every worker; one past its
-    // budget strikes its account (turns.ts). Not less: a run the machine's load slows, as its
-    // worker measures it, must not mark a customer's account unclean.
-    this.turns = new Turns<Job>(options.timeoutMs / 2, options.timeoutMs);
+    // A run of up to half its budget is quick: such code may use every worker (turns.ts). Not
+    // less: a run the machine's load slows, as its worker measures it, should stay quick.
+    this.turns = new Turns<Job>(options.timeoutMs / 2);
     this.workers = new WorkerSlots<Running, WorkerReply>(
       { workers: options.workers, name: "transformation worker", start: () => this.start() },
       {
@@ -182,7 +181,7 @@ export class TransformPool {
 
   /** The worker of a run died or was ended (workerSlots.ts): the run fails. */
   private lost(running: Running, err: Error): void {
-    this.release(running);
+    this.release(running, undefined, true);
     this.counts.failures++;
     running.job.reject(
       err instanceof TransformationError
@@ -192,7 +191,8 @@ export class TransformPool {
   }
 
   private finished(slot: WorkerSlot, running: Running, reply: WorkerReply): void {
-    this.release(running, reply.ms);
+    const overran = !reply.ok && "cause" in reply && (reply.cause === "timeout" || reply.cause === "memory");
+    this.release(running, reply.ms, overran);
     const job = running.job;
     if (reply.ok) {
       slot.known.add(job.key);
@@ -213,10 +213,11 @@ export class TransformPool {
 
   /**
    * A run ended: its owner is charged the time it took, as its worker measured it (not the
-   * wait for this thread to read the answer); its worker lost, all the time it was out.
+   * wait for this thread to read the answer); its worker lost, all the time it was out. One that
+   * failed for its time or memory, or ended its worker, strikes its account (turns.ts).
    */
-  private release(running: Running, ms?: number): void {
-    this.turns.done(running.turn, ms ?? performance.now() - running.started);
+  private release(running: Running, ms?: number, overran = false): void {
+    this.turns.done(running.turn, ms ?? performance.now() - running.started, overran);
   }
 
   /** The next run for an idle worker, in turn (turns.ts). */

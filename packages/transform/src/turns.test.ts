@@ -54,7 +54,7 @@ describe("turns", () => {
   });
 
   it("lets an account alone use every worker for code known quick only: not code not yet run, nor code that took half its budget", () => {
-    const turns = new Turns<string>(5, 10);
+    const turns = new Turns<string>(5);
     for (let i = 0; i < 6; i++) turns.add(party("quick"), "quick");
     const first = turns.next(1) as Turn<string>;
     // Not yet run: the worker kept for others stays free until it is known quick.
@@ -62,7 +62,7 @@ describe("turns", () => {
     turns.done(first, 2);
     expect([turns.next(1)?.job, turns.next(1)?.job]).toEqual(["quick", "quick"]);
 
-    const slow = new Turns<string>(5, 10);
+    const slow = new Turns<string>(5);
     for (let i = 0; i < 6; i++) slow.add(party("slow"), "slow");
     slow.done(slow.next(1) as Turn<string>, 8);
     expect(slow.next(1)?.job).toBe("slow");
@@ -71,14 +71,14 @@ describe("turns", () => {
 
   it("keeps the last worker from a primed account: one slow run strikes all its runs unclean for a while", () => {
     let now = 0;
-    const turns = new Turns<string>(5, 50, () => now);
+    const turns = new Turns<string>(5, () => now);
     // Each of the account's endpoints ran quick once; then one of them overran.
     for (const ep of ["p1", "p2", "p3"]) {
       turns.add(party("attacker", ep), ep);
       turns.done(turns.next(1) as Turn<string>, 1);
     }
     turns.add(party("attacker", "p1"), "p1");
-    turns.done(turns.next(1) as Turn<string>, 900);
+    turns.done(turns.next(1) as Turn<string>, 900, true);
     // Alone, the account's quick-looking endpoints still get one worker only.
     turns.add(party("attacker", "p2"), "p2");
     turns.add(party("attacker", "p3"), "p3");
@@ -90,11 +90,11 @@ describe("turns", () => {
   });
 
   it("lets unclean runs of several accounts hold all workers but one, never all", () => {
-    const turns = new Turns<string>(5, 50);
+    const turns = new Turns<string>(5);
     // Three accounts that each overran once: struck, their runs unclean.
     for (const a of ["x", "y", "z"]) {
       turns.add(party(a), a);
-      turns.done(turns.next(2) as Turn<string>, 900);
+      turns.done(turns.next(2) as Turn<string>, 900, true);
       turns.add(party(a), a);
     }
     expect(turns.next(2)).toBeDefined();

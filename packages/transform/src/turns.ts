@@ -13,7 +13,8 @@
  * several runs out at once is not served as if they were free.
  *
  * Clean and unclean runs. A run is clean when its account has not overrun for a while (a
- * strike: any run past `strikeMs`, its budget, or ended with its worker) and its owner's last
+ * strike: any run that failed for its time or memory, or ended with its worker, as the pool
+ * says; not one its worker merely measured long, which the machine's load alone can make) and its owner's last
  * run, if any, was quick (`quickMs`). At most `share` (all workers but one) unclean runs go at
  * once, whatever their accounts, and an account already on `share` workers gets another only
  * for a clean run of an owner known quick (not one not yet run): one worker is always left to
@@ -51,13 +52,9 @@ export class Turns<J> {
   /** Runs waiting, all accounts. */
   waitingTotal = 0;
 
-  /**
-   * `quickMs`: a run at most this long is quick (clean, as long as its account has no strike);
-   * `strikeMs`: a run longer strikes its account.
-   */
+  /** `quickMs`: a run at most this long is quick (clean, as long as its account has no strike). */
   constructor(
     private readonly quickMs: number,
-    private readonly strikeMs = quickMs,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -151,10 +148,10 @@ export class Turns<J> {
     return { job: owner.waiting.shift() as J, party: { account: name, owner: ownerName }, charged, clean };
   }
 
-  /** `turn`'s run ended after `ms` of its worker's time. */
-  done(turn: Turn<J>, ms: number): void {
+  /** `turn`'s run ended after `ms` of its worker's time; `overran`: for its time or memory. */
+  done(turn: Turn<J>, ms: number, overran = false): void {
     if (!turn.clean) this.uncleanRunning--;
-    if (ms > this.strikeMs) remember(this.strikes, turn.party.account, this.now() + STRIKE_MS);
+    if (overran) remember(this.strikes, turn.party.account, this.now() + STRIKE_MS);
     remember(this.lastRun, runKey(turn.party), ms);
     const account = this.accounts.get(turn.party.account);
     const owner = account?.owners.get(turn.party.owner);
