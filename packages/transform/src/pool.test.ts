@@ -366,6 +366,58 @@ describe("what a run may not do, and whose turn it is", () => {
     }
   });
 
+  it("gives a worker several runs of one endpoint's quick code at once, each answered with its own result", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 100,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      const source = "function handler(w) { w.payload = w.event_id; return w; }";
+      await one.run("ep_batch", source, input(), AT);
+      const runs = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          one.run("ep_batch", source, input({ event_id: `evt_${i}` }), AT),
+        ),
+      );
+      expect(runs.map((r) => ("body" in r ? r.body : null))).toEqual(
+        Array.from({ length: 20 }, (_, i) => `evt_${i}`),
+      );
+      expect(one.counts.batched).toBeGreaterThan(0);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("stops a batch at a run that overran: the rest run after it, on their own, and succeed", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 100,
+      memoryBytes: 16 << 20,
+      timeoutMs: 200,
+    });
+    try {
+      await one.warm();
+      const source =
+        "function handler(w) { if (w.payload.data.loop) while (true) {} w.payload = 'ok'; return w; }";
+      await one.run("ep_mixed", source, input(), AT);
+      const busy = one.run("ep_hold", "function handler(w) { return w; }", input(), AT);
+      const runs = [input(), input({ payload: { data: { loop: true } } }), input(), input()].map((i) =>
+        one.run("ep_mixed", source, i, AT).catch((e: unknown) => e as TransformationError),
+      );
+      await busy;
+      const results = await Promise.all(runs);
+      expect((results[1] as TransformationError).cause).toBe("timeout");
+      for (const i of [0, 2, 3]) expect(results[i]).toMatchObject({ body: "ok" });
+    } finally {
+      await one.close();
+    }
+  });
+
   it("fails a top level that ran far past its budget in one built-in call", async () => {
     const err = await failure(
       pool.compile(

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { type Dispatch, startWorker, type WorkerSlot, WorkerSlots } from "@herald/runtime/worker";
-import type { WorkerReply, WorkerRequest } from "./protocol.ts";
+import type { WorkerBatchReply, WorkerReply, WorkerRequest } from "./protocol.ts";
 import { type SandboxLimits, TransformationError } from "./sandbox.ts";
 import { type Party, type Turn, Turns } from "./turns.ts";
 import { inputJson, readResult, type TransformedRequest, type WebhookInput } from "./webhook.ts";
@@ -44,7 +44,16 @@ type Job = {
 };
 
 /** A job on a worker: its turn (turns.ts), charged what it took when it ends. */
-type Running = { job: Job; turn: Turn<Job>; started: number };
+type Run = { job: Job; turn: Turn<Job> };
+/** What a worker was given at once: one run, or a batch of one owner's quick code. */
+type Running = { runs: Run[]; started: number };
+
+/**
+ * The most runs of one owner's code a worker is given at once. Each run given alone costs a
+ * message each way, and the worker waits for this thread's event loop between them: on a busy
+ * machine that wait, not the run, bounded one endpoint's transformations (about 180 a second).
+ */
+const BATCH_MAX = 8;
 
 /**
  * Transformations run in worker threads, shared fairly: accounts, and their owners within
@@ -55,7 +64,7 @@ type Running = { job: Job; turn: Turn<Job>; started: number };
  * its own budget, on one worker, and never the service's event loop.
  */
 export class TransformPool {
-  private readonly workers: WorkerSlots<Running, WorkerReply>;
+  private readonly workers: WorkerSlots<Running, WorkerReply | WorkerBatchReply>;
   private readonly turns: Turns<Job>;
   private nextId = 1;
   /** What the workers did, for metrics. */
@@ -66,13 +75,15 @@ export class TransformPool {
     workers_replaced: 0,
     queue_full: 0,
     expired_waiting: 0,
+    /** Runs given to a worker with others of their owner's, past the first. */
+    batched: 0,
   };
 
   constructor(private readonly options: TransformPoolOptions) {
     // A run of up to half its budget is quick: such code may use every worker (turns.ts). Not
     // less: a run the machine's load slows, as its worker measures it, should stay quick.
     this.turns = new Turns<Job>(options.timeoutMs / 2);
-    this.workers = new WorkerSlots<Running, WorkerReply>(
+    this.workers = new WorkerSlots<Running, WorkerReply | WorkerBatchReply>(
       { workers: options.workers, name: "transformation worker", start: () => this.start() },
       {
         next: (slot) => this.next(slot),
@@ -179,21 +190,39 @@ export class TransformPool {
     });
   }
 
-  /** The worker of a run died or was ended (workerSlots.ts): the run fails. */
+  /**
+   * The worker of a run died or was ended (workerSlots.ts): the run fails, and the others given
+   * with it (the same owner's code, one of whose runs it was).
+   */
   private lost(running: Running, err: Error): void {
-    this.release(running, undefined, true);
-    this.counts.failures++;
-    running.job.reject(
-      err instanceof TransformationError
-        ? err
-        : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
-    );
+    const elapsed = performance.now() - running.started;
+    for (const { job, turn } of running.runs) {
+      this.turns.done(turn, elapsed / running.runs.length, true);
+      this.counts.failures++;
+      job.reject(
+        err instanceof TransformationError
+          ? err
+          : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
+      );
+    }
   }
 
-  private finished(slot: WorkerSlot, running: Running, reply: WorkerReply): void {
+  private finished(slot: WorkerSlot, running: Running, answer: WorkerReply | WorkerBatchReply): void {
+    const replies = "batch" in answer ? answer.batch : [answer];
+    for (const [i, run] of running.runs.entries())
+      this.settle(slot, run, replies[i] ?? { id: 0, ok: false, missing: true });
+    // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
+    if (answer.retire) this.workers.replace(slot, new Error("its heap grew past its bound"));
+  }
+
+  /**
+   * One run's reply: its owner is charged the time its worker measured (not the wait for this
+   * thread to read the answer); one that failed for its time or memory strikes its account.
+   */
+  private settle(slot: WorkerSlot, { job, turn }: Run, reply: WorkerReply): void {
     const overran = !reply.ok && "cause" in reply && (reply.cause === "timeout" || reply.cause === "memory");
-    this.release(running, reply.ms, overran);
-    const job = running.job;
+    // Not run (a batch stopped before it): charged its estimate, so its owner's last time stands.
+    this.turns.done(turn, reply.ms ?? turn.charged, overran);
     if (reply.ok) {
       slot.known.add(job.key);
       job.resolve(reply.output);
@@ -207,41 +236,37 @@ export class TransformPool {
       if (reply.cause === "timeout" || reply.cause === "memory") slot.known.delete(job.key);
       job.reject(new TransformationError(reply.cause, reply.message, reply.line));
     }
-    // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
-    if (reply.retire) this.workers.replace(slot, new Error("its heap grew past its bound"));
   }
 
-  /**
-   * A run ended: its owner is charged the time it took, as its worker measured it (not the
-   * wait for this thread to read the answer); its worker lost, all the time it was out. One that
-   * failed for its time or memory, or ended its worker, strikes its account (turns.ts).
-   */
-  private release(running: Running, ms?: number, overran = false): void {
-    this.turns.done(running.turn, ms ?? performance.now() - running.started, overran);
-  }
-
-  /** The next run for an idle worker, in turn (turns.ts). */
+  /** The next run for an idle worker, in turn (turns.ts), with more of its owner's quick code. */
   private next(slot: WorkerSlot): Dispatch<Running> | undefined {
     const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1));
     if (!turn) return undefined;
-    const job = turn.job;
-    job.cancel?.();
-    const running: Running = { job, turn, started: performance.now() };
-    const cold = !slot.known.has(job.key);
-    const request: WorkerRequest = {
-      id: this.nextId++,
-      key: job.key,
-      op: job.op,
-      ...(cold ? { source: job.source } : {}),
-      ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
-    };
-    // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
-    // twice that (and the compile's budget too when it compiles first), and UNANSWERED_MS.
-    const budget = this.options.timeoutMs * (cold ? 2 : 1);
+    const more = this.turns.more(turn, BATCH_MAX - 1);
+    this.counts.batched += more.length;
+    const runs = [turn, ...more].map((t) => ({ job: t.job, turn: t }));
+    const sent = new Set<string>();
+    let limitMs = UNANSWERED_MS;
+    const requests = runs.map(({ job }) => {
+      job.cancel?.();
+      const cold = !slot.known.has(job.key) && !sent.has(job.key);
+      sent.add(job.key);
+      // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
+      // twice that (and the compile's budget too when it compiles first) for each run, and
+      // UNANSWERED_MS.
+      limitMs += this.options.timeoutMs * (cold ? 2 : 1) * 2;
+      return {
+        id: this.nextId++,
+        key: job.key,
+        op: job.op,
+        ...(cold ? { source: job.source } : {}),
+        ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
+      } satisfies WorkerRequest;
+    });
     return {
-      job: running,
-      request,
-      limitMs: budget * 2 + UNANSWERED_MS,
+      job: { runs, started: performance.now() },
+      request: requests.length === 1 ? requests[0] : { batch: requests },
+      limitMs,
       late: () => overBudget(this.options.timeoutMs),
     };
   }

@@ -21,6 +21,14 @@ export type WorkerRequest = {
   at?: number;
 };
 
+/**
+ * Runs of one owner's code given to a worker at once, run one after another and answered at
+ * once (`WorkerBatchReply`): one message each way for them all. After one that fails for its time
+ * or memory, the rest are not run but answered `missing`, to be asked again.
+ */
+export type WorkerBatch = { batch: WorkerRequest[] };
+export type WorkerBatchReply = { batch: WorkerReply[]; retire?: true };
+
 /** `retire`: the worker's heap has grown past `heapBytes`; the pool replaces it after this reply. */
 export type WorkerReply = (
   | { id: number; ok: true; output: string | null }

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { parentPort, workerData } from "node:worker_threads";
-import type { WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
+import type { WorkerBatch, WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
 import { heapBytes, loadQuickJS, Sandbox, TransformationError } from "./sandbox.ts";
 
 /**
@@ -77,14 +77,33 @@ const warm = await Sandbox.create(
 );
 for (let i = 0; i < 50; i++) warm.call('{"payload":{"n":1}}', 0);
 warm.dispose();
-parentPort?.on("message", (request: WorkerRequest) => {
+/** `request` answered, with the time this thread took over it, which its owner is charged (turns.ts). */
+async function timed(request: WorkerRequest): Promise<WorkerReply> {
   const started = performance.now();
-  void answer(request).then((reply) => {
-    // The time this thread took over it, which its owner is charged (turns.ts).
-    const ms = performance.now() - started;
-    parentPort?.postMessage(
-      heapBytes(quickjs) > RETIRE_AT ? { ...reply, ms, retire: true } : { ...reply, ms },
-    );
-  });
+  const reply = await answer(request);
+  return { ...reply, ms: performance.now() - started };
+}
+
+/** A batch's runs one after another; after one that failed for its time or memory, none more. */
+async function answerAll({ batch }: WorkerBatch): Promise<WorkerReply[]> {
+  const replies: WorkerReply[] = [];
+  let stopped = false;
+  for (const request of batch) {
+    if (stopped) {
+      replies.push({ id: request.id, ok: false, missing: true });
+      continue;
+    }
+    const reply = await timed(request);
+    replies.push(reply);
+    stopped = !reply.ok && "cause" in reply && (reply.cause === "timeout" || reply.cause === "memory");
+  }
+  return replies;
+}
+
+parentPort?.on("message", (request: WorkerRequest | WorkerBatch) => {
+  const retire = () => (heapBytes(quickjs) > RETIRE_AT ? { retire: true as const } : {});
+  if ("batch" in request)
+    void answerAll(request).then((batch) => parentPort?.postMessage({ batch, ...retire() }));
+  else void timed(request).then((reply) => parentPort?.postMessage({ ...reply, ...retire() }));
 });
 parentPort?.postMessage("ready");
