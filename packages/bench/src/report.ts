@@ -269,19 +269,23 @@ function cpuLines(p: ProfileResults): string[] {
   ];
 }
 
+/** A ratio as "0.81×"; "–" when there is none. */
+const times = (v: number | null) => (v === null ? "–" : `${v.toFixed(2)}×`);
+
+/** A closed loop's cells: deliveries/s, p50, p99, delivered ÷ accepted, lost. */
+const loopCells = (r: LoopRun) => [
+  `${n(r.deliveriesPerSecond)}/s`,
+  ms(r.p50Ms),
+  ms(r.p99Ms),
+  r.deliveredOverAccepted === null ? "–" : r.deliveredOverAccepted.toFixed(3),
+  String(r.lost),
+];
+
 /** A transformed endpoint and a plain one, their closed loops at the same time, and transformed ÷ plain. */
 function transformedBesidePlainLines(p: ProfileResults): string[] {
   const b = p.transformedBesidePlain;
   if (!b) return [];
-  const times = (v: number | null) => (v === null ? "–" : `${v.toFixed(2)}×`);
-  const row = (name: string, r: LoopRun) => [
-    name,
-    `${n(r.deliveriesPerSecond)}/s`,
-    ms(r.p50Ms),
-    ms(r.p99Ms),
-    r.deliveredOverAccepted === null ? "–" : r.deliveredOverAccepted.toFixed(3),
-    String(r.lost),
-  ];
+  const row = (name: string, r: LoopRun) => [name, ...loopCells(r)];
   const o = b.transformedOverPlain;
   return [
     `\nTransformed beside plain: the end-to-end closed loop to 1 endpoint with a transformation and to 1 without, at the same time (${b.transformed.eventsInFlight} events in flight each; 201 → arrival)`,
@@ -306,15 +310,10 @@ function transformedBesidePlainLines(p: ProfileResults): string[] {
 function destinationLines(p: ProfileResults): string[] {
   const d = p.destination;
   if (!d) return [];
-  const times = (v: number | null) => (v === null ? "–" : `${v.toFixed(2)}×`);
   const cpu = (v: number | null | undefined) => (v === null || v === undefined ? "–" : v.toFixed(3));
   const row = (name: string, r: typeof d.http) => [
     name,
-    `${n(r.deliveriesPerSecond)}/s`,
-    ms(r.p50Ms),
-    ms(r.p99Ms),
-    r.deliveredOverAccepted === null ? "–" : r.deliveredOverAccepted.toFixed(3),
-    String(r.lost),
+    ...loopCells(r),
     cpu(r.cpu?.parts.find((x) => x.name === "sender")?.perDeliveryMs),
     cpu(r.cpu?.wholeStack.perDeliveryMs),
   ];

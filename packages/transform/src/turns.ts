@@ -137,15 +137,7 @@ export class Turns<J> {
     const clean = !struck && (owner.lastMs === null || owner.lastMs <= this.quickMs);
     this.clock = Math.max(this.clock, account.used);
     account.clock = Math.max(account.clock, owner.used);
-    const charged = owner.lastMs ?? FIRST_ESTIMATE_MS;
-    account.used += charged;
-    owner.used += charged;
-    account.running++;
-    owner.running++;
-    account.waiting--;
-    this.waitingTotal--;
-    if (!clean) this.uncleanRunning++;
-    return { job: owner.waiting.shift() as J, party: { account: name, owner: ownerName }, charged, clean };
+    return this.start({ account: name, owner: ownerName }, account, owner, clean);
   }
 
   /**
@@ -159,17 +151,22 @@ export class Turns<J> {
     if (!account || !owner || !turn.clean || owner.lastMs === null || owner.lastMs > this.quickMs) return [];
     if ((this.strikes.get(turn.party.account) ?? 0) > this.now()) return [];
     const taken: Turn<J>[] = [];
-    while (taken.length < max && owner.waiting.length) {
-      const charged = owner.lastMs;
-      account.used += charged;
-      owner.used += charged;
-      account.running++;
-      owner.running++;
-      account.waiting--;
-      this.waitingTotal--;
-      taken.push({ job: owner.waiting.shift() as J, party: turn.party, charged, clean: true });
-    }
+    while (taken.length < max && owner.waiting.length)
+      taken.push(this.start(turn.party, account, owner, true));
     return taken;
+  }
+
+  /** The owner's next waiting run, started: charged its estimate and counted as running. */
+  private start(party: Party, account: Account, owner: Owner, clean: boolean): Turn<J> {
+    const charged = owner.lastMs ?? FIRST_ESTIMATE_MS;
+    account.used += charged;
+    owner.used += charged;
+    account.running++;
+    owner.running++;
+    account.waiting--;
+    this.waitingTotal--;
+    if (!clean) this.uncleanRunning++;
+    return { job: owner.waiting.shift() as J, party, charged, clean };
   }
 
   /** `turn`'s run ended after `ms` of its worker's time; `overran`: for its time or memory. */
