@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, expect } from "vitest";
+import { TransformPool } from "./pool.ts";
+import { TransformationError } from "./sandbox.ts";
+import type { WebhookInput } from "./webhook.ts";
+
+/** What the pool's tests share: a pool of two workers, an input, and how a run failed. */
+
+export const BUDGET_MS = 200;
+
+/** Two workers with a 200 ms budget, warmed before the file's tests and closed after them. */
+export function sharedPool(): TransformPool {
+  const pool = new TransformPool({
+    workers: 2,
+    cached: 64,
+    queuePerOwner: 100,
+    memoryBytes: 16 << 20,
+    timeoutMs: BUDGET_MS,
+  });
+  beforeAll(() => pool.warm());
+  afterAll(() => pool.close());
+  return pool;
+}
+
+export const AT = Date.parse("2026-03-04T05:06:07.000Z");
+
+export function input(overrides: Partial<WebhookInput> = {}): WebhookInput {
+  return {
+    event_type: "invoice.paid",
+    event_id: "evt_1",
+    method: "POST",
+    url: "https://example.com/hook",
+    headers: { "x-tenant": "acme" },
+    payload: { type: "invoice.paid", timestamp: "2026-03-04T05:06:00.000Z", data: { amount: 1200 } },
+    ...overrides,
+  };
+}
+
+/** The TransformationError a run ends with. */
+export async function failure(run: Promise<unknown>): Promise<TransformationError> {
+  const err = await run.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TransformationError);
+  return err as TransformationError;
+}
