@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { type Dispatch, startWorker, type WorkerSlot, WorkerSlots } from "@herald/runtime/worker";
-import type { WorkerBatchReply, WorkerReply, WorkerRequest } from "./protocol.ts";
+import type { WorkerBatch, WorkerBatchReply, WorkerReply, WorkerRequest } from "./protocol.ts";
 import { type SandboxLimits, TransformationError } from "./sandbox.ts";
 import { type Party, type Turn, Turns } from "./turns.ts";
-import { inputJson, readResult, type TransformedRequest, type WebhookInput } from "./webhook.ts";
+import type { TransformedRequest, WebhookAttempt } from "./webhook.ts";
 
 /**
  * Whose transformation runs: an owner (an endpoint, or an account's try-it sandbox), which
@@ -33,9 +33,9 @@ type Job = {
   key: string;
   source: string;
   op: WorkerRequest["op"];
-  input?: string;
+  attempt?: WebhookAttempt;
   at?: number;
-  resolve: (output: string | null) => void;
+  resolve: (result: TransformedRequest | null) => void;
   reject: (err: Error) => void;
   /** Its caller's deadline: once it ends, the job no longer waits (`busy`). */
   signal?: AbortSignal;
@@ -49,11 +49,19 @@ type Run = { job: Job; turn: Turn<Job> };
 type Running = { runs: Run[]; started: number };
 
 /**
- * The most runs of one owner's code a worker is given at once. Each run given alone costs a
- * message each way, and the worker waits for this thread's event loop between them: on a busy
- * machine that wait, not the run, bounded one endpoint's transformations (about 180 a second).
+ * The most runs of one owner's quick code a worker is given at once. Each run given alone costs
+ * a message each way, and on a busy machine this thread's event loop reads an answer tens of
+ * milliseconds after it came: that wait, not the runs, bounded one endpoint's transformations
+ * (about 180 a second, given one at a time). The worker stops a batch once it has taken a
+ * budget's time, and the runs it did not start wait their turn again.
  */
-const BATCH_MAX = 8;
+const BATCH_MAX = 32;
+/**
+ * Jobs a worker holds at most: past the first, quick code behind quick code waits in its port,
+ * as long as what it holds is estimated at less than a budget's time, so the worker goes on to
+ * the next while this thread's loop is yet to read the answers before it.
+ */
+const DEPTH = 8;
 
 /**
  * Transformations run in worker threads, shared fairly: accounts, and their owners within
@@ -67,6 +75,7 @@ export class TransformPool {
   private readonly workers: WorkerSlots<Running, WorkerReply | WorkerBatchReply>;
   private readonly turns: Turns<Job>;
   private nextId = 1;
+  private dispatching = false;
   /** What the workers did, for metrics. */
   readonly counts = {
     runs: 0,
@@ -77,6 +86,8 @@ export class TransformPool {
     expired_waiting: 0,
     /** Runs given to a worker with others of their owner's, past the first. */
     batched: 0,
+    /** Runs of a batch not started once it had taken its budget: they waited their turn again. */
+    deferred: 0,
   };
 
   constructor(private readonly options: TransformPoolOptions) {
@@ -84,11 +95,18 @@ export class TransformPool {
     // less: a run the machine's load slows, as its worker measures it, should stay quick.
     this.turns = new Turns<Job>(options.timeoutMs / 2);
     this.workers = new WorkerSlots<Running, WorkerReply | WorkerBatchReply>(
-      { workers: options.workers, name: "transformation worker", start: () => this.start() },
       {
-        next: (slot) => this.next(slot),
+        workers: options.workers,
+        name: "transformation worker",
+        start: () => this.start(),
+        depth: DEPTH,
+        replyPort: true,
+      },
+      {
+        next: (slot, held) => this.next(slot, held),
         answered: (slot, running, reply) => this.finished(slot, running, reply),
         failed: (running, err) => this.lost(running, err),
+        returned: (running) => this.returned(running),
         replaced: () => this.counts.workers_replaced++,
       },
     );
@@ -111,15 +129,30 @@ export class TransformPool {
    * instead, or `cancel`. Throws a TransformationError naming the cause and line; `busy` when
    * no worker was free for it before `signal` ended, or too many of the owner's runs wait.
    */
-  async run(owner: Owner, source: string, input: WebhookInput, at: number, signal?: AbortSignal) {
+  async run(
+    owner: Owner,
+    source: string,
+    attempt: WebhookAttempt,
+    at: number,
+    signal?: AbortSignal,
+  ): Promise<TransformedRequest> {
     this.counts.runs++;
-    const json = inputJson(input);
     const party = partyOf(owner);
-    const output = await this.ask(
-      { party, source, key: keyOf(party, source), op: "run", input: json, at },
+    const result = await this.ask(
+      { party, source, key: keyOf(party, source), op: "run", attempt, at },
       signal,
     );
-    return readResult(output ?? "null", input) satisfies TransformedRequest;
+    if (!result) throw new Error("a transformation worker answered a run as a compile");
+    return result;
+  }
+
+  /**
+   * Takes the workers' answers that have come, now: a service whose event loop is busy calls it
+   * between its tasks (each attempt's start and end, in the sender), so a transformed request
+   * goes out without waiting for the loop to come round to the answer.
+   */
+  collect(): void {
+    this.workers.collect();
   }
 
   async close(): Promise<void> {
@@ -128,7 +161,10 @@ export class TransformPool {
     await terminated;
   }
 
-  private ask(job: Omit<Job, "resolve" | "reject" | "signal">, signal?: AbortSignal): Promise<string | null> {
+  private ask(
+    job: Omit<Job, "resolve" | "reject" | "signal">,
+    signal?: AbortSignal,
+  ): Promise<TransformedRequest | null> {
     if (this.workers.closed) return Promise.reject(new Error("shutting down"));
     if (signal?.aborted) return Promise.reject(unserved());
     this.workers.start();
@@ -137,8 +173,25 @@ export class TransformPool {
       this.counts.queue_full++;
       return Promise.reject(new TransformationError("busy", `${full}; it was not run`));
     }
-    return new Promise<string | null>((resolve, reject) => {
+    return new Promise<TransformedRequest | null>((resolve, reject) => {
       this.enqueue({ ...job, resolve, reject, ...(signal ? { signal } : {}) });
+      // An idle worker takes it now; what more this turn asks for goes in one message (dispatchSoon).
+      this.workers.collect();
+      this.workers.dispatch(true);
+      this.dispatchSoon();
+    });
+  }
+
+  /**
+   * Hands out what waits once this turn of the event loop has asked for all it will (at its
+   * check phase, not a turn later): runs asked for together, as a service does for the attempts
+   * of one read from its broker, go to a worker in one message.
+   */
+  private dispatchSoon(): void {
+    if (this.dispatching) return;
+    this.dispatching = true;
+    setImmediate(() => {
+      this.dispatching = false;
       this.workers.dispatch();
     });
   }
@@ -207,12 +260,23 @@ export class TransformPool {
     }
   }
 
+  /**
+   * Runs that waited on a worker behind a run that ended it: not theirs to answer for, so they
+   * wait again, first in their owners' turns (within their callers' deadlines).
+   */
+  private returned(running: Running): void {
+    for (const { job, turn } of running.runs) {
+      this.turns.done(turn, turn.charged);
+      this.enqueue(job, true);
+    }
+  }
+
   private finished(slot: WorkerSlot, running: Running, answer: WorkerReply | WorkerBatchReply): void {
     const replies = "batch" in answer ? answer.batch : [answer];
     for (const [i, run] of running.runs.entries())
       this.settle(slot, run, replies[i] ?? { id: 0, ok: false, missing: true });
     // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
-    if (answer.retire) this.workers.replace(slot, new Error("its heap grew past its bound"));
+    if (answer.retire) this.workers.retire(slot);
   }
 
   /**
@@ -225,11 +289,15 @@ export class TransformPool {
     this.turns.done(turn, reply.ms ?? turn.charged, overran);
     if (reply.ok) {
       slot.known.add(job.key);
-      job.resolve(reply.output);
+      job.resolve(reply.result);
     } else if ("missing" in reply) {
       // The worker dropped it since: asked again, with the source, first in its owner's turn
       // (and still within its caller's deadline).
       slot.known.delete(job.key);
+      this.enqueue(job, true);
+    } else if ("deferred" in reply) {
+      // Its batch had taken its time before it: it waits its turn again, first in its owner's.
+      this.counts.deferred++;
       this.enqueue(job, true);
     } else {
       this.counts.failures++;
@@ -238,34 +306,47 @@ export class TransformPool {
     }
   }
 
-  /** The next run for an idle worker, in turn (turns.ts), with more of its owner's quick code. */
-  private next(slot: WorkerSlot): Dispatch<Running> | undefined {
-    const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1));
+  /**
+   * The next run for an idle worker, in turn (turns.ts), with more of its owner's quick code;
+   * behind others (`held`), only quick code behind quick code estimated at less than a budget's
+   * time in all: a slow run holds up none but its own, and none waits behind one.
+   */
+  private next(slot: WorkerSlot, held: readonly Running[]): Dispatch<Running> | undefined {
+    if (held.length) {
+      const runs = held.flatMap((running) => running.runs);
+      if (!runs.every((run) => run.turn.quick)) return undefined;
+      if (runs.reduce((ms, run) => ms + run.turn.charged, 0) >= this.options.timeoutMs) return undefined;
+    }
+    const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1), held.length > 0);
     if (!turn) return undefined;
     const more = this.turns.more(turn, BATCH_MAX - 1);
     this.counts.batched += more.length;
     const runs = [turn, ...more].map((t) => ({ job: t.job, turn: t }));
+    const { timeoutMs } = this.options;
     const sent = new Set<string>();
-    let limitMs = UNANSWERED_MS;
     const requests = runs.map(({ job }) => {
       job.cancel?.();
       const cold = !slot.known.has(job.key) && !sent.has(job.key);
       sent.add(job.key);
-      // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
-      // twice that (and the compile's budget too when it compiles first) for each run, and
-      // UNANSWERED_MS.
-      limitMs += this.options.timeoutMs * (cold ? 2 : 1) * 2;
       return {
         id: this.nextId++,
         key: job.key,
         op: job.op,
         ...(cold ? { source: job.source } : {}),
-        ...(job.input === undefined ? {} : { input: job.input, at: job.at }),
+        ...(job.attempt === undefined ? {} : { attempt: job.attempt, at: job.at }),
       } satisfies WorkerRequest;
     });
+    // QuickJS interrupts a run at its budget; the worker is ended if it has not answered by
+    // twice that (and the compile's budget too when it compiles first), past the budget a batch
+    // may take before its last run starts (worker.ts), and UNANSWERED_MS.
+    const compiles = requests.some((r) => r.source !== undefined);
+    const limitMs = UNANSWERED_MS + (runs.length > 1 ? timeoutMs : 0) + timeoutMs * (compiles ? 2 : 1) * 2;
     return {
       job: { runs, started: performance.now() },
-      request: requests.length === 1 ? requests[0] : { batch: requests },
+      request:
+        requests.length === 1
+          ? requests[0]
+          : ({ batch: requests, budgetMs: timeoutMs } satisfies WorkerBatch),
       limitMs,
       late: () => overBudget(this.options.timeoutMs),
     };

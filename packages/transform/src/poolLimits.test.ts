@@ -111,6 +111,8 @@ describe("what a run may not do, and whose turn it is", () => {
           .run({ account, owner }, source, input(), AT)
           .catch((e: unknown) => e) as Promise<TransformationError>;
       const loop = ask("acct_l", "loop", "function handler(w) { while (true) {} }");
+      // Runs go to the workers once this turn of the event loop has asked for all it will.
+      await new Promise((resolve) => setImmediate(resolve));
       const waiting = [ask("acct_a", "a1"), ask("acct_a", "a2")];
       expect((await ask("acct_a", "a3")).message).toMatch(
         /2 runs of this account's transformations are waiting/,
@@ -154,6 +156,39 @@ describe("what a run may not do, and whose turn it is", () => {
     }
   });
 
+  it("ends a batch once it has taken its budget: the runs not started wait their turn again, and succeed", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 100,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      // About 90 ms a run (quick: under half the budget), so a batch of 7 is cut after about 4.
+      const source = `function handler(w) {
+        let n = 0;
+        for (let i = 0; i < w.payload.spin; i++) n += i;
+        w.payload = w.event_id + ":" + (n > 0);
+        return w;
+      }`;
+      const spin = await calibrate(one, source, 90);
+      const runs = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          one.run("ep_long", source, input({ event_id: `evt_${i}`, payload: { spin } }), AT),
+        ),
+      );
+      expect(runs.map((r) => ("body" in r ? r.body : null))).toEqual(
+        Array.from({ length: 8 }, (_, i) => `evt_${i}:true`),
+      );
+      expect(one.counts.deferred).toBeGreaterThan(0);
+      expect(one.counts.failures).toBe(0);
+    } finally {
+      await one.close();
+    }
+  });
+
   it("stops a batch at a run that overran: the rest run after it, on their own, and succeed", async () => {
     const one = new TransformPool({
       workers: 1,
@@ -185,7 +220,7 @@ describe("what a run may not do, and whose turn it is", () => {
       pool.compile(
         "ep_top",
         `var o = {}; for (var i = 0; i < 100; i++) o["k" + i] = undefined;
-         var text = JSON.stringify(Array(20000).fill(o));
+         var text = JSON.stringify(Array(30000).fill(o));
          function handler(w) { return w; }`,
       ),
     );
@@ -214,3 +249,19 @@ describe("what a run may not do, and whose turn it is", () => {
       expect((result as TransformationError).cause).toBe("timeout");
   });
 });
+
+/**
+ * The loop count at which `source`, given `{ spin }`, takes about `ms` on this machine now:
+ * two runs of owner `ep_long` (which they leave known quick), whose difference leaves out what
+ * a run costs besides its loop.
+ */
+async function calibrate(pool: TransformPool, source: string, ms: number): Promise<number> {
+  const timed = async (spin: number) => {
+    const started = performance.now();
+    await pool.run("ep_long", source, input({ payload: { spin } }), AT);
+    return performance.now() - started;
+  };
+  const probe = 400_000;
+  const perLoop = Math.max(1e-6, ((await timed(2 * probe)) - (await timed(probe))) / probe);
+  return Math.round(ms / perLoop);
+}

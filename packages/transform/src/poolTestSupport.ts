@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { TransformPool } from "./pool.ts";
 import { TransformationError } from "./sandbox.ts";
-import type { WebhookInput } from "./webhook.ts";
+import type { WebhookAttempt } from "./webhook.ts";
 
 /** What the pool's tests share: a pool of two workers, an input, and how a run failed. */
 
@@ -23,15 +23,19 @@ export function sharedPool(): TransformPool {
 
 export const AT = Date.parse("2026-03-04T05:06:07.000Z");
 
-export function input(overrides: Partial<WebhookInput> = {}): WebhookInput {
+/** An attempt to run a transformation on; `payload` given as a value, sent as its JSON. */
+export function input(
+  overrides: Partial<Omit<WebhookAttempt, "payload">> & { payload?: unknown } = {},
+): WebhookAttempt {
+  const { payload, ...rest } = overrides;
   return {
-    event_type: "invoice.paid",
     event_id: "evt_1",
-    method: "POST",
     url: "https://example.com/hook",
     headers: { "x-tenant": "acme" },
-    payload: { type: "invoice.paid", timestamp: "2026-03-04T05:06:00.000Z", data: { amount: 1200 } },
-    ...overrides,
+    payload: JSON.stringify(
+      payload ?? { type: "invoice.paid", timestamp: "2026-03-04T05:06:00.000Z", data: { amount: 1200 } },
+    ),
+    ...rest,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { SandboxLimits, TransformationError } from "./sandbox.ts";
+import type { TransformedRequest, WebhookAttempt } from "./webhook.ts";
 
 /** What the pool (pool.ts) and its workers (worker.ts) say to each other. */
 
@@ -15,24 +16,29 @@ export type WorkerRequest = {
   key: string;
   /** Sent only to a worker that does not hold `key` compiled yet. */
   source?: string;
-  /** `compile`: only compile (and keep) it; `run`: call handler with `input` at time `at`. */
+  /**
+   * `compile`: only compile (and keep) it; `run`: call handler on `attempt` at time `at` (the
+   * worker builds the webhook object and reads what handler returned: webhook.ts).
+   */
   op: "compile" | "run";
-  input?: string;
+  attempt?: WebhookAttempt;
   at?: number;
 };
 
 /**
  * Runs of one owner's code given to a worker at once, run one after another and answered at
  * once (`WorkerBatchReply`): one message each way for them all. After one that fails for its time
- * or memory, the rest are not run but answered `missing`, to be asked again.
+ * or memory, the rest are not run but answered `missing`, to be asked again; once the batch has
+ * taken `budgetMs`, the rest are not started but answered `deferred`, to wait their turn again.
  */
-export type WorkerBatch = { batch: WorkerRequest[] };
+export type WorkerBatch = { batch: WorkerRequest[]; budgetMs: number };
 export type WorkerBatchReply = { batch: WorkerReply[]; retire?: true };
 
 /** `retire`: the worker's heap has grown past `heapBytes`; the pool replaces it after this reply. */
 export type WorkerReply = (
-  | { id: number; ok: true; output: string | null }
+  | { id: number; ok: true; result: TransformedRequest | null }
   | { id: number; ok: false; missing: true }
+  | { id: number; ok: false; deferred: true }
   | {
       id: number;
       ok: false;

@@ -69,6 +69,27 @@ describe("turns", () => {
     expect(slow.next(1)).toBeUndefined();
   });
 
+  it("gives a run to wait behind another only of code known quick, of an account without a strike", () => {
+    const turns = new Turns<string>(5);
+    turns.add(party("new"), "not yet run");
+    turns.add(party("slow"), "slow");
+    turns.add(party("quick"), "quick");
+    turns.done(turns.next(2) as Turn<string>, 1); // new: 1 ms
+    for (const name of ["slow", "quick"]) {
+      const turn = turns.next(2) as Turn<string>;
+      expect(turn.job).toBe(name);
+      turns.done(turn, name === "slow" ? 8 : 1);
+    }
+    turns.add(party("new", "other"), "not yet run");
+    turns.add(party("slow"), "slow");
+    turns.add(party("quick"), "quick");
+    const behind = turns.next(2, true) as Turn<string>;
+    expect(behind).toMatchObject({ job: "quick", quick: true });
+    // What is left is code not known quick: none goes behind another, but an idle worker takes it.
+    expect(turns.next(2, true)).toBeUndefined();
+    expect(turns.next(2)).toMatchObject({ quick: false });
+  });
+
   it("keeps the last worker from a primed account: one slow run strikes all its runs unclean for a while", () => {
     let now = 0;
     const turns = new Turns<string>(5, () => now);

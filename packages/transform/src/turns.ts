@@ -28,8 +28,11 @@ export type Party = { account: string; owner: string };
 type Owner = { used: number; running: number; waiting: unknown[]; lastMs: number | null };
 type Account = { used: number; running: number; waiting: number; owners: Map<string, Owner>; clock: number };
 
-/** A run handed out by `next`, to give back to `done` with the time it took. */
-export type Turn<J> = { job: J; party: Party; charged: number; clean: boolean };
+/**
+ * A run handed out by `next`, to give back to `done` with the time it took. `quick`: its owner's
+ * last run was quick and its account has no strike (clean, and known quick).
+ */
+export type Turn<J> = { job: J; party: Party; charged: number; clean: boolean; quick: boolean };
 
 /** What a run is first charged when its owner has none measured yet: a small run's cost. */
 const FIRST_ESTIMATE_MS = 1;
@@ -104,9 +107,10 @@ export class Turns<J> {
   /**
    * The next run, for a free worker: of the accounts with a run that may go (see the top), the
    * one that has used least, those on fewer than `share` workers first; then its owner that has
-   * used least.
+   * used least. `quickOnly`: only a run of an owner known quick whose account has no strike (one
+   * to wait on a worker behind another: see `more`).
    */
-  next(share: number): Turn<J> | undefined {
+  next(share: number, quickOnly = false): Turn<J> | undefined {
     const uncleanFull = this.uncleanRunning >= share;
     let chosen: [string, Account, [string, Owner]] | undefined;
     let chosenUnder = false;
@@ -122,7 +126,7 @@ export class Turns<J> {
         const quick = o.lastMs !== null && o.lastMs <= this.quickMs;
         const clean = !struck && (o.lastMs === null || quick);
         // On its share already, an account gets another worker only for code known quick.
-        if (under ? !clean && uncleanFull : struck || !quick) continue;
+        if (under && !quickOnly ? !clean && uncleanFull : struck || !quick) continue;
         if (!pick || o.used < pick[1].used) pick = entry;
       }
       if (!pick) continue;
@@ -148,12 +152,17 @@ export class Turns<J> {
   more(turn: Turn<J>, max: number): Turn<J>[] {
     const account = this.accounts.get(turn.party.account);
     const owner = account?.owners.get(turn.party.owner);
-    if (!account || !owner || !turn.clean || owner.lastMs === null || owner.lastMs > this.quickMs) return [];
-    if ((this.strikes.get(turn.party.account) ?? 0) > this.now()) return [];
+    if (!account || !owner || !this.quick(turn.party, owner)) return [];
     const taken: Turn<J>[] = [];
     while (taken.length < max && owner.waiting.length)
       taken.push(this.start(turn.party, account, owner, true));
     return taken;
+  }
+
+  /** Whether `party`'s owner is known quick and its account has no strike. */
+  private quick(party: Party, owner: Owner): boolean {
+    const struck = (this.strikes.get(party.account) ?? 0) > this.now();
+    return !struck && owner.lastMs !== null && owner.lastMs <= this.quickMs;
   }
 
   /** The owner's next waiting run, started: charged its estimate and counted as running. */
@@ -166,7 +175,7 @@ export class Turns<J> {
     account.waiting--;
     this.waitingTotal--;
     if (!clean) this.uncleanRunning++;
-    return { job: owner.waiting.shift() as J, party, charged, clean };
+    return { job: owner.waiting.shift() as J, party, charged, clean, quick: this.quick(party, owner) };
   }
 
   /** `turn`'s run ended after `ms` of its worker's time; `overran`: for its time or memory. */

@@ -19,6 +19,19 @@ export type WebhookInput = {
 };
 
 /**
+ * What one attempt would send, as the pool takes it (pool.ts): its worker builds the webhook
+ * object from it (webhookInput), off the service's thread.
+ */
+export type WebhookAttempt = {
+  event_id: string;
+  url: string;
+  /** The endpoint's custom headers, as saved (names in any case). */
+  headers: Record<string, string>;
+  /** The exact body Herald would send, as text. */
+  payload: string;
+};
+
+/**
  * The object `handler(webhook)` receives for one attempt, built from what the attempt sends:
  * the sender builds it from `attempt.requested.v1` (its `payload` text, the endpoint's opened
  * custom headers) before each attempt, and the gateway's try-it builds it the same way, so what
@@ -27,12 +40,7 @@ export type WebhookInput = {
  * type. Header names are lower-cased: a handler reads `webhook.headers["x-tenant"]` whatever the
  * case they were saved in.
  */
-export function webhookInput(attempt: {
-  event_id: string;
-  url: string;
-  headers: Record<string, string>;
-  payload: string;
-}): WebhookInput {
+export function webhookInput(attempt: WebhookAttempt): WebhookInput {
   const payload = JSON.parse(attempt.payload) as { type?: unknown };
   return {
     event_type: typeof payload.type === "string" ? payload.type : "",

@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
-import { parentPort, workerData } from "node:worker_threads";
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import type { WorkerBatch, WorkerReply, WorkerRequest, WorkerSettings } from "./protocol.ts";
 import { heapBytes, loadQuickJS, Sandbox, TransformationError } from "./sandbox.ts";
+import { inputJson, readResult, webhookInput } from "./webhook.ts";
 
 /**
  * A transformation worker: compiles customers' transformations and runs them, one at a time,
@@ -53,9 +54,11 @@ async function answer(request: WorkerRequest): Promise<WorkerReply> {
     }
     keep(key, sandbox);
   }
-  if (request.op === "compile") return { id, ok: true, output: null };
+  if (request.op === "compile" || !request.attempt) return { id, ok: true, result: null };
   try {
-    return { id, ok: true, output: sandbox.call(request.input ?? "null", request.at ?? 0) };
+    const input = webhookInput(request.attempt);
+    const output = sandbox.call(inputJson(input), request.at ?? 0);
+    return { id, ok: true, result: readResult(output, input) };
   } catch (err) {
     if (err instanceof TransformationError && (err.cause === "timeout" || err.cause === "memory"))
       forget(key);
@@ -84,13 +87,21 @@ async function timed(request: WorkerRequest): Promise<WorkerReply> {
   return { ...reply, ms: performance.now() - started };
 }
 
-/** A batch's runs one after another; after one that failed for its time or memory, none more. */
-async function answerAll({ batch }: WorkerBatch): Promise<WorkerReply[]> {
+/**
+ * A batch's runs one after another; after one that failed for its time or memory, none more;
+ * once the batch has taken its budget, none started (they wait their turn again in the pool).
+ */
+async function answerAll({ batch, budgetMs }: WorkerBatch): Promise<WorkerReply[]> {
   const replies: WorkerReply[] = [];
+  const started = performance.now();
   let stopped = false;
   for (const request of batch) {
     if (stopped) {
       replies.push({ id: request.id, ok: false, missing: true });
+      continue;
+    }
+    if (performance.now() - started >= budgetMs) {
+      replies.push({ id: request.id, ok: false, deferred: true });
       continue;
     }
     const reply = await timed(request);
@@ -100,10 +111,16 @@ async function answerAll({ batch }: WorkerBatch): Promise<WorkerReply[]> {
   return replies;
 }
 
-parentPort?.on("message", (request: WorkerRequest | WorkerBatch) => {
+/** Where answers go: the port the pool sent first (WorkerSlots' `replyPort`), else the parent's. */
+let replies: MessagePort | null = null;
+parentPort?.on("message", (request: WorkerRequest | WorkerBatch | { replyPort: MessagePort }) => {
+  if ("replyPort" in request) {
+    replies = request.replyPort;
+    return;
+  }
+  const answer = (message: unknown) => (replies ?? parentPort)?.postMessage(message);
   const retire = () => (heapBytes(quickjs) > RETIRE_AT ? { retire: true as const } : {});
-  if ("batch" in request)
-    void answerAll(request).then((batch) => parentPort?.postMessage({ batch, ...retire() }));
-  else void timed(request).then((reply) => parentPort?.postMessage({ ...reply, ...retire() }));
+  if ("batch" in request) void answerAll(request).then((batch) => answer({ batch, ...retire() }));
+  else void timed(request).then((reply) => answer({ ...reply, ...retire() }));
 });
 parentPort?.postMessage("ready");

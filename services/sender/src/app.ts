@@ -151,7 +151,10 @@ export function createSender(config: SenderConfig, logger: Logger, registry: Reg
    * unreported; the dispatcher records one result per attempt (`status = 'pending'`).
    */
   async function handle(request: AttemptRequestedV1): Promise<void> {
+    // Between tasks of a busy loop: transformations answered meanwhile go on now (pool.ts).
+    transforms.collect();
     const outcome = unreported.get(request.attempt_id) ?? (await attempt(request));
+    transforms.collect();
     // Bounded: an entry whose message went to another sender is never collected otherwise.
     if (unreported.size > 10_000) unreported.clear();
     unreported.set(request.attempt_id, outcome);

@@ -1,11 +1,5 @@
 import { type AttemptCompletedV1, type AttemptRequestedV1, RECORDED_BODY_MAX_BYTES } from "@herald/contracts";
-import {
-  type METHODS,
-  refusal,
-  TransformationError,
-  type TransformPool,
-  webhookInput,
-} from "@herald/transform";
+import { type METHODS, refusal, TransformationError, type TransformPool } from "@herald/transform";
 
 /**
  * An attempt through its endpoint's transformation (@herald/transform): the endpoint's
@@ -90,16 +84,12 @@ export async function runTransformation(
   signal: AbortSignal,
   oauth2: boolean,
 ): Promise<{ request: TransformedRequest } | { outcome: NoRequest }> {
-  const input = webhookInput({
-    event_id: request.event_id,
-    url: request.url,
-    headers: custom,
-    payload: request.payload,
-  });
+  // The worker builds the webhook object from it (@herald/transform's webhookInput).
+  const attempt = { event_id: request.event_id, url: request.url, headers: custom, payload: request.payload };
   let result: Awaited<ReturnType<Transforms["run"]>>;
   try {
     const owner = { account: request.account_id ?? request.endpoint_id, owner: request.endpoint_id };
-    result = await transforms.run(owner, request.transformation, input, at, signal);
+    result = await transforms.run(owner, request.transformation, attempt, at, signal);
   } catch (err) {
     if (!(err instanceof TransformationError)) throw err;
     // Herald's own capacity, not the code: it was never run (error kinds: transformation_busy).

@@ -158,14 +158,16 @@ async function tryIt(
   const at = new Date();
   const payload = webhookPayload(event.type, at, await storedText(deps, event.data));
   const { url, headers, oauth2 } = target;
-  const input: WebhookInput = webhookInput({ event_id: newId("event"), url, headers, payload });
+  const attempt = { event_id: newId("event"), url, headers, payload };
+  // What the run is given, as shown: the worker builds the same from `attempt`.
+  const input: WebhookInput = webhookInput(attempt);
   const hidden = Object.keys(input.headers);
   const shown = { ...input, headers: redactHeaders(input.headers, hidden) };
   const answer = { object: "transformation_test" as const, input: shown, cancelled: false };
   const wait = requestDeadline(req, TRANSFORMATION_WAIT_MS);
   try {
     const party = transformParty(account);
-    const result = await deps.transforms.run(party, source, input, at.getTime(), wait.signal);
+    const result = await deps.transforms.run(party, source, attempt, at.getTime(), wait.signal);
     if (result.cancel) return { ...answer, cancelled: true, request: null, error: null };
     // What the sender would refuse of it, said as the sender says it.
     const refused = refusal(input.url, oauth2, result);
