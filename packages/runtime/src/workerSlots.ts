@@ -158,7 +158,11 @@ export class WorkerSlots<J, R> {
     this.end(slot as Slot<J>, null);
   }
 
-  private end(lost: Slot<J>, err: Error | null): void {
+  /**
+   * `culprit`: the job `err` is about (past its limit); should its answer be read here after all,
+   * the worker was not late, and goes on.
+   */
+  private end(lost: Slot<J>, err: Error | null, culprit?: J): void {
     if (!this.list.includes(lost)) return;
     if (lost.timer) clearTimeout(lost.timer);
     lost.timer = null;
@@ -171,6 +175,10 @@ export class WorkerSlots<J, R> {
     }
     const index = this.list.indexOf(lost);
     if (index < 0) return;
+    if (culprit !== undefined && lost.jobs[0]?.job !== culprit) {
+      this.time(lost);
+      return this.dispatch();
+    }
     const held = lost.jobs.splice(0);
     lost.replies?.close();
     void lost.worker.terminate();
@@ -203,7 +211,7 @@ export class WorkerSlots<J, R> {
       () =>
         setImmediate(() => {
           this.collectFrom(slot);
-          if (slot.timer === timer) this.replace(slot, first.late());
+          if (slot.timer === timer) this.end(slot, first.late(), first.job);
         }),
       first.limitMs,
     );

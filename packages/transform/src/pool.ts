@@ -39,12 +39,14 @@ type Job = {
   reject: (err: Error) => void;
   /** Its caller's deadline: once it ends, the job no longer waits (`busy`). */
   signal?: AbortSignal;
-  /** Stops listening to `signal`: the job is on a worker. */
+  /** Stops listening to `signal`: the job is settled. */
   cancel?: () => void;
+  /** Its caller stopped waiting (`signal`) while it was on a worker: its answer is dropped. */
+  abandoned?: true;
 };
 
-/** A job on a worker: its turn (turns.ts), charged what it took when it ends. */
-type Run = { job: Job; turn: Turn<Job> };
+/** A job on a worker: its turn (turns.ts), charged what it took when it ends; `id`: its request's. */
+type Run = { job: Job; turn: Turn<Job>; id: number };
 /** What a worker was given at once: one run, or a batch of one owner's quick code. */
 type Running = { runs: Run[]; started: number };
 
@@ -214,13 +216,15 @@ export class TransformPool {
   private enqueue(job: Job, first = false): void {
     const { signal } = job;
     if (signal?.aborted) {
+      job.cancel?.();
       job.reject(unserved());
       return;
     }
-    if (signal) {
-      // Its time ran out while it waited: not the code's doing, and it never ran.
+    if (signal && !job.cancel) {
+      // Its time ran out while it waited, or waited on a worker behind others: not the code's
+      // doing. (Its answer, should it come, is dropped: settle.)
       const onAbort = () => {
-        if (!this.turns.remove(job.party, job)) return;
+        if (!this.turns.remove(job.party, job)) job.abandoned = true;
         this.counts.expired_waiting++;
         job.reject(unserved());
       };
@@ -252,11 +256,13 @@ export class TransformPool {
     for (const { job, turn } of running.runs) {
       this.turns.done(turn, elapsed / running.runs.length, true);
       this.counts.failures++;
-      job.reject(
-        err instanceof TransformationError
-          ? err
-          : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
-      );
+      job.cancel?.();
+      if (!job.abandoned)
+        job.reject(
+          err instanceof TransformationError
+            ? err
+            : new TransformationError("threw", `the transformation's worker failed: ${err.message}`),
+        );
     }
   }
 
@@ -266,15 +272,20 @@ export class TransformPool {
    */
   private returned(running: Running): void {
     for (const { job, turn } of running.runs) {
-      this.turns.done(turn, turn.charged);
-      this.enqueue(job, true);
+      this.turns.undone(turn);
+      if (!job.abandoned) this.enqueue(job, true);
     }
   }
 
   private finished(slot: WorkerSlot, running: Running, answer: WorkerReply | WorkerBatchReply): void {
     const replies = "batch" in answer ? answer.batch : [answer];
+    // Each answer is its own request's, or none is taken: another owner's request must never
+    // go out with this one's transformed URL and headers. (Not seen: a worker answers in order.)
+    const inOrder =
+      replies.length === running.runs.length && running.runs.every((run, i) => replies[i]!.id === run.id);
     for (const [i, run] of running.runs.entries())
-      this.settle(slot, run, replies[i] ?? { id: 0, ok: false, missing: true });
+      this.settle(slot, run, inOrder ? replies[i]! : { id: run.id, ok: false, missing: true });
+    if (!inOrder) return this.workers.retire(slot);
     // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
     if (answer.retire) this.workers.retire(slot);
   }
@@ -284,21 +295,28 @@ export class TransformPool {
    * thread to read the answer); one that failed for its time or memory strikes its account.
    */
   private settle(slot: WorkerSlot, { job, turn }: Run, reply: WorkerReply): void {
+    if ("missing" in reply || "deferred" in reply) {
+      // Not run: its charge refunded, its owner's last time left as it was.
+      this.turns.undone(turn);
+      if ("missing" in reply) slot.known.delete(job.key);
+      if (job.abandoned) return;
+      // Asked again, first in its owner's turn (and still within its caller's deadline): after
+      // `missing` with the source (the worker dropped it since); after `deferred` (its batch had
+      // taken its time before it) as it was.
+      if ("deferred" in reply) this.counts.deferred++;
+      this.enqueue(job, true);
+      return;
+    }
     const overran = !reply.ok && "cause" in reply && (reply.cause === "timeout" || reply.cause === "memory");
-    // Not run (a batch stopped before it): charged its estimate, so its owner's last time stands.
     this.turns.done(turn, reply.ms ?? turn.charged, overran);
+    job.cancel?.();
+    if (job.abandoned) {
+      if (!reply.ok) this.counts.failures++;
+      return;
+    }
     if (reply.ok) {
       slot.known.add(job.key);
       job.resolve(reply.result);
-    } else if ("missing" in reply) {
-      // The worker dropped it since: asked again, with the source, first in its owner's turn
-      // (and still within its caller's deadline).
-      slot.known.delete(job.key);
-      this.enqueue(job, true);
-    } else if ("deferred" in reply) {
-      // Its batch had taken its time before it: it waits its turn again, first in its owner's.
-      this.counts.deferred++;
-      this.enqueue(job, true);
     } else {
       this.counts.failures++;
       if (reply.cause === "timeout" || reply.cause === "memory") slot.known.delete(job.key);
@@ -312,24 +330,25 @@ export class TransformPool {
    * time in all: a slow run holds up none but its own, and none waits behind one.
    */
   private next(slot: WorkerSlot, held: readonly Running[]): Dispatch<Running> | undefined {
-    if (held.length) {
-      const runs = held.flatMap((running) => running.runs);
-      if (!runs.every((run) => run.turn.quick)) return undefined;
+    const runs = held.flatMap((running) => running.runs);
+    const account = runs[0]?.turn.party.account;
+    if (runs.length) {
+      // Quick as of now (a strike since, or a slow last run, ends it), under a budget in all.
+      if (!runs.every((run) => this.turns.quickNow(run.turn.party))) return undefined;
       if (runs.reduce((ms, run) => ms + run.turn.charged, 0) >= this.options.timeoutMs) return undefined;
     }
-    const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1), held.length > 0);
+    const turn = this.turns.next(Math.max(1, this.workers.slots.length - 1), account);
     if (!turn) return undefined;
     const more = this.turns.more(turn, BATCH_MAX - 1);
     this.counts.batched += more.length;
-    const runs = [turn, ...more].map((t) => ({ job: t.job, turn: t }));
+    const given = [turn, ...more].map((t) => ({ job: t.job, turn: t, id: this.nextId++ }));
     const { timeoutMs } = this.options;
     const sent = new Set<string>();
-    const requests = runs.map(({ job }) => {
-      job.cancel?.();
+    const requests = given.map(({ job, id }) => {
       const cold = !slot.known.has(job.key) && !sent.has(job.key);
       sent.add(job.key);
       return {
-        id: this.nextId++,
+        id,
         key: job.key,
         op: job.op,
         ...(cold ? { source: job.source } : {}),
@@ -340,9 +359,9 @@ export class TransformPool {
     // twice that (and the compile's budget too when it compiles first), past the budget a batch
     // may take before its last run starts (worker.ts), and UNANSWERED_MS.
     const compiles = requests.some((r) => r.source !== undefined);
-    const limitMs = UNANSWERED_MS + (runs.length > 1 ? timeoutMs : 0) + timeoutMs * (compiles ? 2 : 1) * 2;
+    const limitMs = UNANSWERED_MS + (given.length > 1 ? timeoutMs : 0) + timeoutMs * (compiles ? 2 : 1) * 2;
     return {
-      job: { runs, started: performance.now() },
+      job: { runs: given, started: performance.now() },
       request:
         requests.length === 1
           ? requests[0]

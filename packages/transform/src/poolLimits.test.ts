@@ -189,6 +189,71 @@ describe("what a run may not do, and whose turn it is", () => {
     }
   });
 
+  it("ends a batch once its answers carry 4 MiB of bodies: the rest wait their turn again, and succeed", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 100,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      const source = "function handler(w) { w.payload = w.event_id + 'x'.repeat(1500000); return w; }";
+      await one.run("ep_large", source, input(), AT);
+      const runs = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => one.run("ep_large", source, input({ event_id: `evt_${i}` }), AT)),
+      );
+      expect(runs.map((r) => ("body" in r ? r.body.slice(0, 6) : null))).toEqual(
+        Array.from({ length: 8 }, (_, i) => `evt_${i}x`),
+      );
+      expect(one.counts.deferred).toBeGreaterThan(0);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("stops waiting for a run its caller gave up on while it waited on a worker behind another", async () => {
+    const one = new TransformPool({
+      workers: 1,
+      cached: 8,
+      queuePerOwner: 100,
+      memoryBytes: 16 << 20,
+      timeoutMs: 300,
+    });
+    try {
+      await one.warm();
+      const source = `function handler(w) {
+        let n = 0;
+        for (let i = 0; i < w.payload.spin; i++) n += i;
+        w.payload = String(n > 0);
+        return w;
+      }`;
+      const spin = await calibrate(one, source, 100);
+      const first = one.run("ep_long", source, input({ payload: { spin } }), AT);
+      const caller = new AbortController();
+      const second = one
+        .run("ep_long", source, input({ payload: { spin } }), AT, caller.signal)
+        .catch((e: unknown) => e as TransformationError);
+      // Both on the one worker (the second behind the first, the same account's quick code).
+      await new Promise((resolve) => setImmediate(resolve));
+      caller.abort();
+      let firstDone = false;
+      void first.then(() => {
+        firstDone = true;
+      });
+      expect(await second).toMatchObject({ cause: "busy" });
+      expect(firstDone).toBe(false);
+      expect(await first).toMatchObject({ body: "true" });
+      // The worker's answer to the abandoned run, when it came, was dropped: the pool goes on.
+      expect(await one.run("ep_long", source, input({ payload: { spin: 1 } }), AT)).toMatchObject({
+        body: "false",
+      });
+    } finally {
+      await one.close();
+    }
+  });
+
   it("stops a batch at a run that overran: the rest run after it, on their own, and succeed", async () => {
     const one = new TransformPool({
       workers: 1,

@@ -69,25 +69,45 @@ describe("turns", () => {
     expect(slow.next(1)).toBeUndefined();
   });
 
-  it("gives a run to wait behind another only of code known quick, of an account without a strike", () => {
-    const turns = new Turns<string>(5);
-    turns.add(party("new"), "not yet run");
-    turns.add(party("slow"), "slow");
-    turns.add(party("quick"), "quick");
-    turns.done(turns.next(2) as Turn<string>, 1); // new: 1 ms
-    for (const name of ["slow", "quick"]) {
-      const turn = turns.next(2) as Turn<string>;
-      expect(turn.job).toBe(name);
-      turns.done(turn, name === "slow" ? 8 : 1);
+  it("gives a run to wait behind an account's quick code only of that account's code known quick", () => {
+    let now = 0;
+    const turns = new Turns<string>(5, () => now);
+    for (const [account, owner, ms] of [
+      ["acct", "quick", 1],
+      ["acct", "slow", 8],
+      ["other", "other", 1],
+    ] as const) {
+      turns.add(party(account, owner), owner);
+      turns.done(turns.next(2) as Turn<string>, ms);
     }
-    turns.add(party("new", "other"), "not yet run");
-    turns.add(party("slow"), "slow");
-    turns.add(party("quick"), "quick");
-    const behind = turns.next(2, true) as Turn<string>;
+    turns.add(party("other"), "other");
+    turns.add(party("acct", "new"), "not yet run");
+    turns.add(party("acct", "slow"), "slow");
+    turns.add(party("acct", "quick"), "quick");
+    turns.add(party("acct", "quick"), "quick again");
+    const behind = turns.next(2, "acct") as Turn<string>;
     expect(behind).toMatchObject({ job: "quick", quick: true });
-    // What is left is code not known quick: none goes behind another, but an idle worker takes it.
-    expect(turns.next(2, true)).toBeUndefined();
-    expect(turns.next(2)).toMatchObject({ quick: false });
+    // Left of the account: code not known quick (and the other account's quick code is another's).
+    const again = turns.next(2, "acct") as Turn<string>;
+    expect(again.job).toBe("quick again");
+    expect(turns.next(2, "acct")).toBeUndefined();
+    expect(turns.next(2, "other")?.job).toBe("other");
+    // An overrun strikes the account: its code is not quick now, even code whose last run was.
+    turns.done(behind, 1, true);
+    expect(turns.quickNow(party("acct", "quick"))).toBe(false);
+    now += 60_001;
+    expect(turns.quickNow(party("acct", "quick"))).toBe(true);
+  });
+
+  it("leaves an owner's last run time as it was when a run is given back unrun", () => {
+    const turns = new Turns<string>(5);
+    turns.add(party("acct", "ep"), "a");
+    turns.done(turns.next(2) as Turn<string>, 30); // slow
+    turns.add(party("acct", "ep"), "b");
+    const unrun = turns.next(2) as Turn<string>;
+    turns.undone(unrun);
+    turns.add(party("acct", "ep"), "c");
+    expect(turns.next(2)).toMatchObject({ charged: 30, clean: false });
   });
 
   it("keeps the last worker from a primed account: one slow run strikes all its runs unclean for a while", () => {

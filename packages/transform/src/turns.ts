@@ -107,15 +107,16 @@ export class Turns<J> {
   /**
    * The next run, for a free worker: of the accounts with a run that may go (see the top), the
    * one that has used least, those on fewer than `share` workers first; then its owner that has
-   * used least. `quickOnly`: only a run of an owner known quick whose account has no strike (one
-   * to wait on a worker behind another: see `more`).
+   * used least. `behind`: only a run of that account's, of an owner known quick while the account
+   * has no strike: one to wait on a worker behind the account's own quick code (see `more`).
    */
-  next(share: number, quickOnly = false): Turn<J> | undefined {
+  next(share: number, behind?: string): Turn<J> | undefined {
+    const quickOnly = behind !== undefined;
     const uncleanFull = this.uncleanRunning >= share;
     let chosen: [string, Account, [string, Owner]] | undefined;
     let chosenUnder = false;
     for (const [name, account] of this.accounts) {
-      if (!account.waiting) continue;
+      if (!account.waiting || (quickOnly && name !== behind)) continue;
       const under = account.running < share;
       if (chosen && chosenUnder && !under) continue;
       const struck = (this.strikes.get(name) ?? 0) > this.now();
@@ -159,7 +160,12 @@ export class Turns<J> {
     return taken;
   }
 
-  /** Whether `party`'s owner is known quick and its account has no strike. */
+  /** Whether `party`'s owner is known quick now, and its account has no strike. */
+  quickNow(party: Party): boolean {
+    const owner = this.accounts.get(party.account)?.owners.get(party.owner);
+    return owner !== undefined && this.quick(party, owner);
+  }
+
   private quick(party: Party, owner: Owner): boolean {
     const struck = (this.strikes.get(party.account) ?? 0) > this.now();
     return !struck && owner.lastMs !== null && owner.lastMs <= this.quickMs;
@@ -189,6 +195,25 @@ export class Turns<J> {
     account.used += ms - turn.charged;
     owner.used += ms - turn.charged;
     owner.lastMs = ms;
+    this.end(turn, account, owner);
+  }
+
+  /**
+   * `turn`'s run did not run (its worker gave it back unstarted, or was ended with it waiting
+   * behind another): its charge is refunded, and its owner's last run time stands, so what a
+   * batch cut short leaves behind never makes slow code look quick again.
+   */
+  undone(turn: Turn<J>): void {
+    if (!turn.clean) this.uncleanRunning--;
+    const account = this.accounts.get(turn.party.account);
+    const owner = account?.owners.get(turn.party.owner);
+    if (!account || !owner) return;
+    account.used -= turn.charged;
+    owner.used -= turn.charged;
+    this.end(turn, account, owner);
+  }
+
+  private end(turn: Turn<J>, account: Account, owner: Owner): void {
     account.running--;
     owner.running--;
     this.forget(turn.party.account, account, turn.party.owner, owner);

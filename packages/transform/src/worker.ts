@@ -22,6 +22,7 @@ const sandboxes = new Map<string, Sandbox>();
  * (sandbox.ts), so what others' sandboxes keep is not what stops it.
  */
 const RETIRE_AT = settings.heapBytes * 0.75;
+const retiring = () => heapBytes(quickjs) > RETIRE_AT;
 const quickjs = await loadQuickJS();
 
 function keep(key: string, sandbox: Sandbox): void {
@@ -87,24 +88,30 @@ async function timed(request: WorkerRequest): Promise<WorkerReply> {
   return { ...reply, ms: performance.now() - started };
 }
 
+/** What a batch's answers may carry in all, bytes of bodies, before the rest of it is deferred. */
+const BATCH_REPLY_BYTES = 4 * 1024 * 1024;
+
 /**
  * A batch's runs one after another; after one that failed for its time or memory, none more;
- * once the batch has taken its budget, none started (they wait their turn again in the pool).
+ * once the batch has taken its budget, or its answers carry BATCH_REPLY_BYTES, none started
+ * (they wait their turn again in the pool). None started either once this worker is to retire.
  */
 async function answerAll({ batch, budgetMs }: WorkerBatch): Promise<WorkerReply[]> {
   const replies: WorkerReply[] = [];
   const started = performance.now();
   let stopped = false;
+  let bytes = 0;
   for (const request of batch) {
     if (stopped) {
       replies.push({ id: request.id, ok: false, missing: true });
       continue;
     }
-    if (performance.now() - started >= budgetMs) {
+    if (retiring() || performance.now() - started >= budgetMs || bytes >= BATCH_REPLY_BYTES) {
       replies.push({ id: request.id, ok: false, deferred: true });
       continue;
     }
     const reply = await timed(request);
+    if (reply.ok && reply.result && !reply.result.cancel) bytes += reply.result.body.length;
     replies.push(reply);
     stopped = !reply.ok && "cause" in reply && (reply.cause === "timeout" || reply.cause === "memory");
   }
@@ -119,7 +126,11 @@ parentPort?.on("message", (request: WorkerRequest | WorkerBatch | { replyPort: M
     return;
   }
   const answer = (message: unknown) => (replies ?? parentPort)?.postMessage(message);
-  const retire = () => (heapBytes(quickjs) > RETIRE_AT ? { retire: true as const } : {});
+  const retire = () => (retiring() ? { retire: true as const } : {});
+  // Told to retire already: what it holds besides is given back unstarted, to run elsewhere,
+  // not cut short when the pool ends this worker.
+  if (!("batch" in request) && retiring())
+    return void answer({ id: request.id, ok: false, deferred: true, ...retire() });
   if ("batch" in request) void answerAll(request).then((batch) => answer({ batch, ...retire() }));
   else void timed(request).then((reply) => answer({ ...reply, ...retire() }));
 });
