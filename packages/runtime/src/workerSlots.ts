@@ -177,7 +177,8 @@ export class WorkerSlots<J, R> {
     if (index < 0) return;
     if (culprit !== undefined && lost.jobs[0]?.job !== culprit) {
       this.time(lost);
-      return this.dispatch();
+      this.dispatch();
+      return;
     }
     const held = lost.jobs.splice(0);
     lost.replies?.close();

@@ -285,7 +285,10 @@ export class TransformPool {
       replies.length === running.runs.length && running.runs.every((run, i) => replies[i]!.id === run.id);
     for (const [i, run] of running.runs.entries())
       this.settle(slot, run, inOrder ? replies[i]! : { id: run.id, ok: false, missing: true });
-    if (!inOrder) return this.workers.retire(slot);
+    if (!inOrder) {
+      this.workers.retire(slot);
+      return;
+    }
     // Its heap grew past its bound (worker.ts): only a new worker gives that memory back.
     if (answer.retire) this.workers.retire(slot);
   }
