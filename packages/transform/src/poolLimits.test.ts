@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { TransformPool } from "./pool.ts";
-import { AT, failure, input, sharedPool } from "./poolTestSupport.ts";
+import type { TransformPool } from "./pool.ts";
+import { AT, failure, input, sharedPool, withOneWorker } from "./poolTestSupport.ts";
 import type { TransformationError } from "./sandbox.ts";
 
 /** What a run may not do (compile code, overrun in one call), how long it may wait, and whose turn it is. */
@@ -65,15 +65,7 @@ describe("what a run may not do, and whose turn it is", () => {
   });
 
   it("a run whose time ends while it waits for a worker is busy, not the code's failure", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 2,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({ queuePerOwner: 2 }, async (one) => {
       const loop = one.run("ep_loop", "function handler(w) { while (true) {} }", input(), AT).catch((e) => e);
       const waited = await failure(
         one.run("ep_waiting", "function handler(w) { return w; }", input(), AT, AbortSignal.timeout(50)),
@@ -88,23 +80,11 @@ describe("what a run may not do, and whose turn it is", () => {
       expect(((await runs[2]) as TransformationError).cause).toBe("busy");
       expect(await runs[0]).toMatchObject({ cancel: false });
       expect(((await loop) as TransformationError).cause).toBe("timeout");
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("bounds the runs waiting for one account's owners together, and for the whole pool", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 10,
-      queuePerAccount: 2,
-      queueTotal: 3,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({ queuePerOwner: 10, queuePerAccount: 2, queueTotal: 3 }, async (one) => {
       const quick = "function handler(w) { return w; }";
       const ask = (account: string, owner: string, source = quick) =>
         one
@@ -125,21 +105,11 @@ describe("what a run may not do, and whose turn it is", () => {
       );
       for (const w of await Promise.all(waiting)) expect(w).toMatchObject({ cancel: false });
       expect(await loop).toMatchObject({ cause: "timeout" });
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("gives a worker several runs of one endpoint's quick code at once, each answered with its own result", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 100,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({}, async (one) => {
       const source = "function handler(w) { w.payload = w.event_id; return w; }";
       await one.run("ep_batch", source, input(), AT);
       const runs = await Promise.all(
@@ -151,21 +121,11 @@ describe("what a run may not do, and whose turn it is", () => {
         Array.from({ length: 20 }, (_, i) => `evt_${i}`),
       );
       expect(one.counts.batched).toBeGreaterThan(0);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("ends a batch once it has taken its budget: the runs not started wait their turn again, and succeed", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 100,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({}, async (one) => {
       // About 90 ms a run (quick: under half the budget), so a batch of 7 is cut after about 4.
       const source = `function handler(w) {
         let n = 0;
@@ -184,21 +144,11 @@ describe("what a run may not do, and whose turn it is", () => {
       );
       expect(one.counts.deferred).toBeGreaterThan(0);
       expect(one.counts.failures).toBe(0);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("ends a batch once its answers carry 4 MiB of bodies: the rest wait their turn again, and succeed", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 100,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({}, async (one) => {
       const source = "function handler(w) { w.payload = w.event_id + 'x'.repeat(1500000); return w; }";
       await one.run("ep_large", source, input(), AT);
       const runs = await Promise.all(
@@ -208,21 +158,11 @@ describe("what a run may not do, and whose turn it is", () => {
         Array.from({ length: 8 }, (_, i) => `evt_${i}x`),
       );
       expect(one.counts.deferred).toBeGreaterThan(0);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("stops waiting for a run its caller gave up on while it waited on a worker behind another", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 100,
-      memoryBytes: 16 << 20,
-      timeoutMs: 300,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({}, async (one) => {
       const source = `function handler(w) {
         let n = 0;
         for (let i = 0; i < w.payload.spin; i++) n += i;
@@ -249,21 +189,11 @@ describe("what a run may not do, and whose turn it is", () => {
       expect(await one.run("ep_long", source, input({ payload: { spin: 1 } }), AT)).toMatchObject({
         body: "false",
       });
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("stops a batch at a run that overran: the rest run after it, on their own, and succeed", async () => {
-    const one = new TransformPool({
-      workers: 1,
-      cached: 8,
-      queuePerOwner: 100,
-      memoryBytes: 16 << 20,
-      timeoutMs: 200,
-    });
-    try {
-      await one.warm();
+    await withOneWorker({ timeoutMs: 200 }, async (one) => {
       const source =
         "function handler(w) { if (w.payload.data.loop) while (true) {} w.payload = 'ok'; return w; }";
       await one.run("ep_mixed", source, input(), AT);
@@ -275,9 +205,7 @@ describe("what a run may not do, and whose turn it is", () => {
       const results = await Promise.all(runs);
       expect((results[1] as TransformationError).cause).toBe("timeout");
       for (const i of [0, 2, 3]) expect(results[i]).toMatchObject({ body: "ok" });
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   it("fails a top level that ran far past its budget in one built-in call", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from "vitest";
-import { TransformPool } from "./pool.ts";
+import { TransformPool, type TransformPoolOptions } from "./pool.ts";
 import { TransformationError } from "./sandbox.ts";
 import type { WebhookAttempt } from "./webhook.ts";
 
@@ -19,6 +19,30 @@ export function sharedPool(): TransformPool {
   beforeAll(() => pool.warm());
   afterAll(() => pool.close());
   return pool;
+}
+
+/**
+ * `test` on a pool of one worker of its own (a 300 ms budget, 100 runs an owner may have waiting,
+ * unless `options` say otherwise), warmed first and closed after.
+ */
+export async function withOneWorker(
+  options: Partial<TransformPoolOptions>,
+  test: (pool: TransformPool) => Promise<void>,
+): Promise<void> {
+  const one = new TransformPool({
+    workers: 1,
+    cached: 8,
+    queuePerOwner: 100,
+    memoryBytes: 16 << 20,
+    timeoutMs: 300,
+    ...options,
+  });
+  try {
+    await one.warm();
+    await test(one);
+  } finally {
+    await one.close();
+  }
 }
 
 export const AT = Date.parse("2026-03-04T05:06:07.000Z");
