@@ -208,6 +208,35 @@ describe("herald, configured", () => {
   });
 });
 
+describe("herald keys", () => {
+  it("makes a key with scopes, lists it, says which scope a refused call needs, and revokes it", async () => {
+    const made = await herald(
+      ["keys", "create", "--name", "checkout", "--scope", "events:write,apps:read", "--json"],
+      env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const key = json(made.stdout);
+    expect(key).toMatchObject({ name: "checkout", scopes: ["events:write", "apps:read"], app: null });
+    const listed = await herald(["keys", "list"], env);
+    expect(listed.stdout).toMatch(new RegExp(`${key.id}\\s+checkout\\s+\\S+\\s+events:write,apps:read`));
+
+    const asKey = cliEnv({ HERALD_URL: sys.url, HERALD_API_KEY: key.key });
+    expect((await herald(["apps", "list"], asKey)).code).toBe(0);
+    const refused = await herald(["endpoints", "list"], asKey);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain("lacks the scope 'endpoints:read'");
+    expect(refused.stderr).toContain("herald keys create --scope endpoints:read");
+    // Nor can it make a key of any kind: it lacks `keys`.
+    expect((await herald(["keys", "create", "--scope", "events:write"], asKey)).code).toBe(3);
+    const typo = await herald(["keys", "create", "--scope", "event:write"], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("--scope must be one of");
+
+    expect((await herald(["keys", "revoke", key.id], env)).code).toBe(0);
+    expect((await herald(["apps", "list"], asKey)).code).toBe(3);
+  });
+});
+
 describe("herald replay", () => {
   it("previews, replays with a progress report, and exits 6 while deliveries fail again", async () => {
     receiver.on("/flaky", { status: 500 });

@@ -67,10 +67,13 @@ function describe(err: unknown): string {
     const request = err.requestId
       ? `\n  request ${err.requestId}, status ${err.status}, code ${err.code}`
       : "";
+    const scope = err instanceof HeraldPermissionError ? err.requiredScope : undefined;
     const hint =
       err instanceof HeraldAuthenticationError
         ? "\n  Check the key: `herald login`, HERALD_API_KEY or --api-key."
-        : "";
+        : scope
+          ? `\n  Use a key that holds '${scope}' (\`herald keys create --scope ${scope}\` with a key that has it).`
+          : "";
     return `error: ${err.message}${where}${details}${request}${hint}`;
   }
   if (err instanceof HeraldConnectionError)

@@ -1,5 +1,6 @@
 import { type Command, GLOBAL_HELP, helpOf, parse } from "./command.ts";
 import { endpointCommands } from "./commands/endpoints.ts";
+import { keyCommands } from "./commands/keys.ts";
 import { listenCommand } from "./commands/listen.ts";
 import { configCommand, loginCommand, logoutCommand } from "./commands/login.ts";
 import { replayCommand } from "./commands/replay.ts";
@@ -16,6 +17,7 @@ const commands: Command[] = [
   configCommand,
   ...resourceCommands,
   ...endpointCommands,
+  ...keyCommands,
   sendCommand,
   replayCommand,
   tailCommand,

@@ -166,7 +166,7 @@ function operationType(method: string, path: string, operation: Operation): stri
   const body = operation.requestBody?.content["application/json"]?.schema;
   const indent = "    ";
   return [
-    `  /** ${operation.summary}: \`${method.toUpperCase()} ${path}\` */`,
+    `  /** ${operation.summary}: \`${method.toUpperCase()} ${path}\`${operation["x-herald-scope"] ? ` (scope \`${operation["x-herald-scope"]}\`)` : ""} */`,
     `  ${operation.operationId}: {`,
     `    params: ${parametersType(operation, "path", indent)};`,
     `    query: ${parametersType(operation, "query", indent)};`,
@@ -203,6 +203,12 @@ function webhookTypes(webhooks: Record<string, Webhook>): string[] {
   ];
 }
 
+/** `, scope: "…"` for an operation of an account's API, from its `x-herald-scope`. */
+function scopeField(operation: { "x-herald-scope"?: string }): string {
+  const scope = operation["x-herald-scope"];
+  return scope ? `, scope: "${scope}"` : "";
+}
+
 export function typesFromOpenApi(doc: OpenApiDocument): string {
   const components = Object.entries(doc.components.schemas).map(
     ([name, schema]) => `${comment(schema, "")}export type ${typeNameOf(name)} = ${tsType(schema)};\n`,
@@ -215,7 +221,7 @@ export function typesFromOpenApi(doc: OpenApiDocument): string {
   if (duplicate) throw new Error(`two operations are named ${duplicate}`);
   const table = operations.map(
     ({ method, path, operation }) =>
-      `  ${operation.operationId}: { method: "${method.toUpperCase()}", path: "${path}" },`,
+      `  ${operation.operationId}: { method: "${method.toUpperCase()}", path: "${path}"${scopeField(operation)} },`,
   );
   return [
     HEADER,
@@ -226,10 +232,13 @@ export function typesFromOpenApi(doc: OpenApiDocument): string {
     "};\n",
     "export type OperationId = keyof Operations;\n",
     ...webhookTypes((doc as { webhooks?: Record<string, Webhook> }).webhooks ?? {}),
-    "/** The method and path of each operation. */",
+    "/**",
+    " * The method and path of each operation, and the scope an API key needs for it (`*` covers",
+    " * every scope, a `:write` scope its `:read`; `any`: every key may). Operator and browser routes have none.",
+    " */",
     "export const operations = {",
     ...table,
-    `} as const satisfies Record<OperationId, { method: "GET" | "POST" | "DELETE"; path: string }>;`,
+    `} as const satisfies Record<OperationId, { method: "GET" | "POST" | "DELETE"; path: string; scope?: string }>;`,
     "",
   ].join("\n");
 }

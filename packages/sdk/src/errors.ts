@@ -28,7 +28,7 @@ export type ApiErrorBody = {
   code: string;
   message: string;
   param?: string;
-  details?: { path?: string; message?: string }[];
+  details?: { path?: string; message?: string; scope?: string }[];
 };
 
 export type ApiErrorInit = {
@@ -70,7 +70,16 @@ export class HeraldApiError extends HeraldError {
 
 export class HeraldInvalidRequestError extends HeraldApiError {}
 export class HeraldAuthenticationError extends HeraldApiError {}
-export class HeraldPermissionError extends HeraldApiError {}
+/**
+ * A 403: the key lacks the operation's scope (`insufficient_scope`; `requiredScope` names it),
+ * is confined to one app (`app_confined`), or a browser session may not do this (`forbidden`).
+ */
+export class HeraldPermissionError extends HeraldApiError {
+  /** With `insufficient_scope`: the scope the operation needs. */
+  get requiredScope(): string | undefined {
+    return this.details?.find((d) => d.scope)?.scope;
+  }
+}
 export class HeraldNotFoundError extends HeraldApiError {}
 export class HeraldConflictError extends HeraldApiError {}
 export class HeraldServerError extends HeraldApiError {}

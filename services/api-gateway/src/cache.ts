@@ -42,8 +42,18 @@ export class TtlCache<V> {
 
 export const CACHE_TTL_MS = 10_000;
 
+/** What authenticating a key needs of its row. */
+export type KeyEntry = {
+  accountId: string;
+  keyId: string;
+  revoked: boolean;
+  scopes: string[];
+  appId: string | null;
+  expiresAt: Date | null;
+};
+
 export type Caches = {
-  keys: TtlCache<{ accountId: string; keyId: string; revoked: boolean }>;
+  keys: TtlCache<KeyEntry>;
   apps: TtlCache<{ id: string; uid: string | null }>;
   eventTypes: TtlCache<{ id: string; schema: unknown; archivedAt: Date | null; updatedAt: Date }>;
 };

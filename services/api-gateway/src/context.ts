@@ -40,14 +40,19 @@ export type Deps = {
 };
 
 /**
- * Who is calling: an API key's account, or a browser session's. A portal session is
- * limited to one app (`appId`) and to the routes the portal shows; a read-only one to reads.
+ * Who is calling: an API key's account, or a browser session's. A key and a dashboard session
+ * hold `scopes`; a key may be confined to one app (`appId`). A portal session is limited to one
+ * app (`appId`) and to the routes the portal shows; a read-only one to reads.
  */
 export type Account = {
   id: string;
   keyId: string;
   via: "key" | "portal" | "dashboard";
+  /** What a key or a dashboard session may do (`@herald/contracts/scopes`). */
+  scopes?: readonly string[];
   appId?: string;
+  /** When the key stops working, if it does. */
+  expiresAt?: Date;
   readOnly?: boolean;
   /** A browser session's own id, its end, and the API key it came from. */
   session?: { id: string; expiresAt: Date; keyId: string | null };

@@ -320,6 +320,12 @@ export type ApiKey = {
   prefix: string;
   /** The secret key. Present only in the response that created it. */
   key?: string;
+  /** What the key may do: `events:write`, `events:read`, `endpoints:write`, `endpoints:read`, `apps:write`, `apps:read`, `event_types:write`, `event_types:read`, `portal` (portal sessions), `keys` (API keys and dashboard sessions), or `*` for all. A `:write` scope covers its `:read`. Each operation's scope is its `x-herald-scope` in this document. */
+  scopes: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "*">;
+  /** The one app whose objects the key reaches; null: the whole account. */
+  app: string | null;
+  /** When the key stops working; null: never. */
+  expires_at: string | null;
   created_at: string;
   revoked_at: string | null;
 };
@@ -349,6 +355,8 @@ export type Session = {
   kind: "portal" | "dashboard";
   app: string | null;
   read_only: boolean;
+  /** A dashboard session's scopes, those of what opened it: the dashboard offers only what they cover. Null for a portal session, which `read_only` limits. */
+  scopes: string[] | null;
   expires_at: string;
 };
 
@@ -357,6 +365,8 @@ export type DashboardSessionListed = {
   object: "dashboard_session";
   /** The API key that made the link. */
   api_key: string | null;
+  /** What the session may do: the scopes of the key, or the person's role, that opened it. */
+  scopes: string[];
   /** When a browser opened the link; null while unused. */
   opened_at: string | null;
   created_at: string;
@@ -477,7 +487,7 @@ export type ErrorBody = {
 
 /** Each operation of the API by its operationId: path parameters, query, JSON body and success response. */
 export type Operations = {
-  /** Create an app: `POST /v3/apps` */
+  /** Create an app: `POST /v3/apps` (scope `apps:write`) */
   createApp: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -489,7 +499,7 @@ export type Operations = {
     };
     response: App;
   };
-  /** List apps: `GET /v3/apps` */
+  /** List apps: `GET /v3/apps` (scope `apps:read`) */
   listApps: {
     params: Record<string, never>;
     query: {
@@ -511,7 +521,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Retrieve an app: `GET /v3/apps/{app}` */
+  /** Retrieve an app: `GET /v3/apps/{app}` (scope `apps:read`) */
   retrieveApp: {
     params: {
       /** The app's id or uid. */
@@ -521,7 +531,7 @@ export type Operations = {
     body: undefined;
     response: App;
   };
-  /** Update an app: `POST /v3/apps/{app}` */
+  /** Update an app: `POST /v3/apps/{app}` (scope `apps:write`) */
   updateApp: {
     params: {
       /** The app's id or uid. */
@@ -536,7 +546,7 @@ export type Operations = {
     };
     response: App;
   };
-  /** Delete an app: `DELETE /v3/apps/{app}` */
+  /** Delete an app: `DELETE /v3/apps/{app}` (scope `apps:write`) */
   deleteApp: {
     params: {
       /** The app's id or uid. */
@@ -550,7 +560,7 @@ export type Operations = {
       deleted: true;
     };
   };
-  /** Create an event type: `POST /v3/event-types` */
+  /** Create an event type: `POST /v3/event-types` (scope `event_types:write`) */
   createEventType: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -564,7 +574,7 @@ export type Operations = {
     };
     response: EventType;
   };
-  /** List event types: `GET /v3/event-types` */
+  /** List event types: `GET /v3/event-types` (scope `event_types:read`) */
   listEventTypes: {
     params: Record<string, never>;
     query: {
@@ -591,7 +601,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Retrieve an event type: `GET /v3/event-types/{name}` */
+  /** Retrieve an event type: `GET /v3/event-types/{name}` (scope `event_types:read`) */
   retrieveEventType: {
     params: {
       /** The event type's name. */
@@ -601,7 +611,7 @@ export type Operations = {
     body: undefined;
     response: EventType;
   };
-  /** Update an event type: `POST /v3/event-types/{name}` */
+  /** Update an event type: `POST /v3/event-types/{name}` (scope `event_types:write`) */
   updateEventType: {
     params: {
       /** The event type's name. */
@@ -618,7 +628,7 @@ export type Operations = {
     };
     response: EventType;
   };
-  /** Delete (archive) an event type: `DELETE /v3/event-types/{name}` */
+  /** Delete (archive) an event type: `DELETE /v3/event-types/{name}` (scope `event_types:write`) */
   deleteArchiveEventType: {
     params: {
       /** The event type's name. */
@@ -628,7 +638,7 @@ export type Operations = {
     body: undefined;
     response: EventType;
   };
-  /** Archive an event type: `POST /v3/event-types/{name}/archive` */
+  /** Archive an event type: `POST /v3/event-types/{name}/archive` (scope `event_types:write`) */
   archiveEventType: {
     params: {
       /** The event type's name. */
@@ -638,7 +648,7 @@ export type Operations = {
     body: Record<string, never>;
     response: EventType;
   };
-  /** Unarchive an event type: `POST /v3/event-types/{name}/unarchive` */
+  /** Unarchive an event type: `POST /v3/event-types/{name}/unarchive` (scope `event_types:write`) */
   unarchiveEventType: {
     params: {
       /** The event type's name. */
@@ -648,7 +658,7 @@ export type Operations = {
     body: Record<string, never>;
     response: EventType;
   };
-  /** Validate a JSON Schema: `POST /v3/json-schema/validate` */
+  /** Validate a JSON Schema: `POST /v3/json-schema/validate` (scope `event_types:read`) */
   validateJsonSchema: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -658,7 +668,7 @@ export type Operations = {
     };
     response: SchemaValidation;
   };
-  /** Create an endpoint: `POST /v3/endpoints` */
+  /** Create an endpoint: `POST /v3/endpoints` (scope `endpoints:write`) */
   createEndpoint: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -711,7 +721,7 @@ export type Operations = {
     };
     response: Endpoint;
   };
-  /** List endpoints: `GET /v3/endpoints` */
+  /** List endpoints: `GET /v3/endpoints` (scope `endpoints:read`) */
   listEndpoints: {
     params: Record<string, never>;
     query: {
@@ -735,7 +745,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Retrieve an endpoint: `GET /v3/endpoints/{id}` */
+  /** Retrieve an endpoint: `GET /v3/endpoints/{id}` (scope `endpoints:read`) */
   retrieveEndpoint: {
     params: {
       /** The endpoint's id. */
@@ -745,7 +755,7 @@ export type Operations = {
     body: undefined;
     response: Endpoint;
   };
-  /** Update an endpoint: `POST /v3/endpoints/{id}` */
+  /** Update an endpoint: `POST /v3/endpoints/{id}` (scope `endpoints:write`) */
   updateEndpoint: {
     params: {
       /** The endpoint's id. */
@@ -797,7 +807,7 @@ export type Operations = {
     };
     response: Endpoint;
   };
-  /** Delete an endpoint: `DELETE /v3/endpoints/{id}` */
+  /** Delete an endpoint: `DELETE /v3/endpoints/{id}` (scope `endpoints:write`) */
   deleteEndpoint: {
     params: {
       /** The endpoint's id. */
@@ -811,7 +821,7 @@ export type Operations = {
       deleted: true;
     };
   };
-  /** Retrieve an endpoint's signing secret: `GET /v3/endpoints/{id}/secret` */
+  /** Retrieve an endpoint's signing secret: `GET /v3/endpoints/{id}/secret` (scope `endpoints:write`) */
   retrieveEndpointSigningSecret: {
     params: {
       /** The endpoint's id. */
@@ -821,7 +831,7 @@ export type Operations = {
     body: undefined;
     response: EndpointSecret;
   };
-  /** Rotate an endpoint's signing secret: `POST /v3/endpoints/{id}/secret/rotate` */
+  /** Rotate an endpoint's signing secret: `POST /v3/endpoints/{id}/secret/rotate` (scope `endpoints:write`) */
   rotateEndpointSigningSecret: {
     params: {
       /** The endpoint's id. */
@@ -833,7 +843,7 @@ export type Operations = {
     };
     response: EndpointSecret;
   };
-  /** Replay failed deliveries: `POST /v3/endpoints/{id}/replay` */
+  /** Replay failed deliveries: `POST /v3/endpoints/{id}/replay` (scope `endpoints:write`) */
   replayFailedDeliveries: {
     params: {
       /** The endpoint's id. */
@@ -848,7 +858,7 @@ export type Operations = {
     };
     response: Replay;
   };
-  /** Preview a replay: `GET /v3/endpoints/{id}/replay/preview` */
+  /** Preview a replay: `GET /v3/endpoints/{id}/replay/preview` (scope `endpoints:read`) */
   previewReplay: {
     params: {
       /** The endpoint's id. */
@@ -863,7 +873,7 @@ export type Operations = {
     body: undefined;
     response: ReplayPreview;
   };
-  /** Retrieve a replay: `GET /v3/replays/{id}` */
+  /** Retrieve a replay: `GET /v3/replays/{id}` (scope `endpoints:read`) */
   retrieveReplay: {
     params: {
       /** The replay's id. */
@@ -873,7 +883,7 @@ export type Operations = {
     body: undefined;
     response: Replay;
   };
-  /** Listen for deliveries over a WebSocket: `GET /v3/listen` */
+  /** Listen for deliveries over a WebSocket: `GET /v3/listen` (scope `endpoints:write`) */
   listenForDeliveriesOverWebsocket: {
     params: Record<string, never>;
     query: {
@@ -885,7 +895,7 @@ export type Operations = {
     body: undefined;
     response: Record<string, unknown>;
   };
-  /** Test an unsaved transformation: `POST /v3/endpoints/transformation/test` */
+  /** Test an unsaved transformation: `POST /v3/endpoints/transformation/test` (scope `endpoints:write`) */
   testUnsavedTransformation: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -908,7 +918,7 @@ export type Operations = {
     };
     response: TransformationTest;
   };
-  /** Test an endpoint's transformation: `POST /v3/endpoints/{id}/transformation/test` */
+  /** Test an endpoint's transformation: `POST /v3/endpoints/{id}/transformation/test` (scope `endpoints:write`) */
   testEndpointTransformation: {
     params: {
       /** The endpoint's id. */
@@ -928,7 +938,7 @@ export type Operations = {
     };
     response: TransformationTest;
   };
-  /** Send a test event to an endpoint: `POST /v3/endpoints/{id}/test` */
+  /** Send a test event to an endpoint: `POST /v3/endpoints/{id}/test` (scope `endpoints:write`) */
   sendTestEventToEndpoint: {
     params: {
       /** The endpoint's id. */
@@ -943,7 +953,7 @@ export type Operations = {
     };
     response: Event;
   };
-  /** Attempt statistics: `GET /v3/stats/attempts` */
+  /** Attempt statistics: `GET /v3/stats/attempts` (scope `events:read`) */
   attemptStatistics: {
     params: Record<string, never>;
     query: {
@@ -960,7 +970,7 @@ export type Operations = {
     body: undefined;
     response: AttemptStats;
   };
-  /** An endpoint's health: `GET /v3/endpoints/{id}/stats` */
+  /** An endpoint's health: `GET /v3/endpoints/{id}/stats` (scope `endpoints:read`) */
   endpointHealth: {
     params: {
       /** The endpoint's id. */
@@ -970,7 +980,7 @@ export type Operations = {
     body: undefined;
     response: EndpointStats;
   };
-  /** Endpoints' health, failing first: `GET /v3/stats/endpoints` */
+  /** Endpoints' health, failing first: `GET /v3/stats/endpoints` (scope `endpoints:read`) */
   endpointsHealthFailingFirst: {
     params: Record<string, never>;
     query: {
@@ -990,7 +1000,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Dry-run an event: `POST /v3/events/dry-run` */
+  /** Dry-run an event: `POST /v3/events/dry-run` (scope `events:read`) */
   dryRunEvent: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -1004,7 +1014,7 @@ export type Operations = {
     };
     response: EventDryRun;
   };
-  /** Send an event: `POST /v3/events` */
+  /** Send an event: `POST /v3/events` (scope `events:write`) */
   sendEvent: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -1018,7 +1028,7 @@ export type Operations = {
     };
     response: Event;
   };
-  /** List events: `GET /v3/events` */
+  /** List events: `GET /v3/events` (scope `events:read`) */
   listEvents: {
     params: Record<string, never>;
     query: {
@@ -1048,7 +1058,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Retrieve an event: `GET /v3/events/{id}` */
+  /** Retrieve an event: `GET /v3/events/{id}` (scope `events:read`) */
   retrieveEvent: {
     params: {
       /** The event's id. */
@@ -1058,7 +1068,7 @@ export type Operations = {
     body: undefined;
     response: Event;
   };
-  /** Erase an event's payload: `DELETE /v3/events/{id}/data` */
+  /** Erase an event's payload: `DELETE /v3/events/{id}/data` (scope `events:write`) */
   eraseEventPayload: {
     params: {
       /** The event's id. */
@@ -1068,7 +1078,7 @@ export type Operations = {
     body: undefined;
     response: Event;
   };
-  /** List an event's deliveries: `GET /v3/events/{id}/deliveries` */
+  /** List an event's deliveries: `GET /v3/events/{id}/deliveries` (scope `events:read`) */
   listEventDeliveries: {
     params: {
       /** The event's id. */
@@ -1093,7 +1103,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** List attempts: `GET /v3/attempts` */
+  /** List attempts: `GET /v3/attempts` (scope `events:read`) */
   listAttempts: {
     params: Record<string, never>;
     query: {
@@ -1123,7 +1133,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Retrieve an attempt: `GET /v3/attempts/{id}` */
+  /** Retrieve an attempt: `GET /v3/attempts/{id}` (scope `events:read`) */
   retrieveAttempt: {
     params: {
       /** The attempt's id. */
@@ -1133,7 +1143,7 @@ export type Operations = {
     body: undefined;
     response: AttemptWithRequest;
   };
-  /** Create an operational endpoint: `POST /v3/operational-endpoints` */
+  /** Create an operational endpoint: `POST /v3/operational-endpoints` (scope `endpoints:write`) */
   createOperationalEndpoint: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -1162,7 +1172,7 @@ export type Operations = {
     };
     response: Endpoint;
   };
-  /** List operational endpoints: `GET /v3/operational-endpoints` */
+  /** List operational endpoints: `GET /v3/operational-endpoints` (scope `endpoints:read`) */
   listOperationalEndpoints: {
     params: Record<string, never>;
     query: {
@@ -1184,7 +1194,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** List operational event types: `GET /v3/operational-event-types` */
+  /** List operational event types: `GET /v3/operational-event-types` (scope `event_types:read`) */
   listOperationalEventTypes: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -1196,16 +1206,22 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Create an API key: `POST /v3/api-keys` */
+  /** Create an API key: `POST /v3/api-keys` (scope `keys`) */
   createApiKey: {
     params: Record<string, never>;
     query: Record<string, never>;
     body: {
       name?: string;
+      /** What the key may do: `events:write`, `events:read`, `endpoints:write`, `endpoints:read`, `apps:write`, `apps:read`, `event_types:write`, `event_types:read`, `portal` (portal sessions), `keys` (API keys and dashboard sessions), or `*` for all. A `:write` scope covers its `:read`. Each operation's scope is its `x-herald-scope` in this document. */
+      scopes?: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "*">;
+      /** Confine the key to this app (its id or uid): it reaches nothing else. */
+      app?: string;
+      /** When the key stops working (ISO 8601 or unix seconds). */
+      expires_at?: string | number;
     };
     response: ApiKey;
   };
-  /** List API keys: `GET /v3/api-keys` */
+  /** List API keys: `GET /v3/api-keys` (scope `keys`) */
   listApiKeys: {
     params: Record<string, never>;
     query: {
@@ -1227,7 +1243,7 @@ export type Operations = {
       has_more: boolean;
     };
   };
-  /** Revoke an API key: `DELETE /v3/api-keys/{id}` */
+  /** Revoke an API key: `DELETE /v3/api-keys/{id}` (scope `keys`) */
   revokeApiKey: {
     params: {
       /** The key's id. */
@@ -1241,7 +1257,7 @@ export type Operations = {
       deleted: true;
     };
   };
-  /** Create a portal session: `POST /v3/apps/{app}/portal-sessions` */
+  /** Create a portal session: `POST /v3/apps/{app}/portal-sessions` (scope `portal`) */
   createPortalSession: {
     params: {
       /** The app's id or uid. */
@@ -1259,7 +1275,7 @@ export type Operations = {
     };
     response: PortalSession;
   };
-  /** Revoke an app's portal sessions: `DELETE /v3/apps/{app}/portal-sessions` */
+  /** Revoke an app's portal sessions: `DELETE /v3/apps/{app}/portal-sessions` (scope `portal`) */
   revokeAppPortalSessions: {
     params: {
       /** The app's id or uid. */
@@ -1273,7 +1289,7 @@ export type Operations = {
       revoked: number;
     };
   };
-  /** Create a dashboard session: `POST /v3/dashboard-sessions` */
+  /** Create a dashboard session: `POST /v3/dashboard-sessions` (scope `any`) */
   createDashboardSession: {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -1286,7 +1302,7 @@ export type Operations = {
     };
     response: DashboardSession;
   };
-  /** List dashboard sessions: `GET /v3/dashboard-sessions` */
+  /** List dashboard sessions: `GET /v3/dashboard-sessions` (scope `keys`) */
   listDashboardSessions: {
     params: Record<string, never>;
     query: {
@@ -1334,7 +1350,7 @@ export type Operations = {
       deleted: boolean;
     };
   };
-  /** Revoke a dashboard session: `DELETE /v3/dashboard-sessions/{id}` */
+  /** Revoke a dashboard session: `DELETE /v3/dashboard-sessions/{id}` (scope `keys`) */
   revokeDashboardSession: {
     params: {
       /** The session's id. */
@@ -1517,62 +1533,65 @@ export type OperationalWebhookPayloads = {
 
 export type OperationalWebhookPayload = OperationalWebhookPayloads[keyof OperationalWebhookPayloads];
 
-/** The method and path of each operation. */
+/**
+ * The method and path of each operation, and the scope an API key needs for it (`*` covers
+ * every scope, a `:write` scope its `:read`; `any`: every key may). Operator and browser routes have none.
+ */
 export const operations = {
-  createApp: { method: "POST", path: "/v3/apps" },
-  listApps: { method: "GET", path: "/v3/apps" },
-  retrieveApp: { method: "GET", path: "/v3/apps/{app}" },
-  updateApp: { method: "POST", path: "/v3/apps/{app}" },
-  deleteApp: { method: "DELETE", path: "/v3/apps/{app}" },
-  createEventType: { method: "POST", path: "/v3/event-types" },
-  listEventTypes: { method: "GET", path: "/v3/event-types" },
-  retrieveEventType: { method: "GET", path: "/v3/event-types/{name}" },
-  updateEventType: { method: "POST", path: "/v3/event-types/{name}" },
-  deleteArchiveEventType: { method: "DELETE", path: "/v3/event-types/{name}" },
-  archiveEventType: { method: "POST", path: "/v3/event-types/{name}/archive" },
-  unarchiveEventType: { method: "POST", path: "/v3/event-types/{name}/unarchive" },
-  validateJsonSchema: { method: "POST", path: "/v3/json-schema/validate" },
-  createEndpoint: { method: "POST", path: "/v3/endpoints" },
-  listEndpoints: { method: "GET", path: "/v3/endpoints" },
-  retrieveEndpoint: { method: "GET", path: "/v3/endpoints/{id}" },
-  updateEndpoint: { method: "POST", path: "/v3/endpoints/{id}" },
-  deleteEndpoint: { method: "DELETE", path: "/v3/endpoints/{id}" },
-  retrieveEndpointSigningSecret: { method: "GET", path: "/v3/endpoints/{id}/secret" },
-  rotateEndpointSigningSecret: { method: "POST", path: "/v3/endpoints/{id}/secret/rotate" },
-  replayFailedDeliveries: { method: "POST", path: "/v3/endpoints/{id}/replay" },
-  previewReplay: { method: "GET", path: "/v3/endpoints/{id}/replay/preview" },
-  retrieveReplay: { method: "GET", path: "/v3/replays/{id}" },
-  listenForDeliveriesOverWebsocket: { method: "GET", path: "/v3/listen" },
-  testUnsavedTransformation: { method: "POST", path: "/v3/endpoints/transformation/test" },
-  testEndpointTransformation: { method: "POST", path: "/v3/endpoints/{id}/transformation/test" },
-  sendTestEventToEndpoint: { method: "POST", path: "/v3/endpoints/{id}/test" },
-  attemptStatistics: { method: "GET", path: "/v3/stats/attempts" },
-  endpointHealth: { method: "GET", path: "/v3/endpoints/{id}/stats" },
-  endpointsHealthFailingFirst: { method: "GET", path: "/v3/stats/endpoints" },
-  dryRunEvent: { method: "POST", path: "/v3/events/dry-run" },
-  sendEvent: { method: "POST", path: "/v3/events" },
-  listEvents: { method: "GET", path: "/v3/events" },
-  retrieveEvent: { method: "GET", path: "/v3/events/{id}" },
-  eraseEventPayload: { method: "DELETE", path: "/v3/events/{id}/data" },
-  listEventDeliveries: { method: "GET", path: "/v3/events/{id}/deliveries" },
-  listAttempts: { method: "GET", path: "/v3/attempts" },
-  retrieveAttempt: { method: "GET", path: "/v3/attempts/{id}" },
-  createOperationalEndpoint: { method: "POST", path: "/v3/operational-endpoints" },
-  listOperationalEndpoints: { method: "GET", path: "/v3/operational-endpoints" },
-  listOperationalEventTypes: { method: "GET", path: "/v3/operational-event-types" },
-  createApiKey: { method: "POST", path: "/v3/api-keys" },
-  listApiKeys: { method: "GET", path: "/v3/api-keys" },
-  revokeApiKey: { method: "DELETE", path: "/v3/api-keys/{id}" },
-  createPortalSession: { method: "POST", path: "/v3/apps/{app}/portal-sessions" },
-  revokeAppPortalSessions: { method: "DELETE", path: "/v3/apps/{app}/portal-sessions" },
-  createDashboardSession: { method: "POST", path: "/v3/dashboard-sessions" },
-  listDashboardSessions: { method: "GET", path: "/v3/dashboard-sessions" },
+  createApp: { method: "POST", path: "/v3/apps", scope: "apps:write" },
+  listApps: { method: "GET", path: "/v3/apps", scope: "apps:read" },
+  retrieveApp: { method: "GET", path: "/v3/apps/{app}", scope: "apps:read" },
+  updateApp: { method: "POST", path: "/v3/apps/{app}", scope: "apps:write" },
+  deleteApp: { method: "DELETE", path: "/v3/apps/{app}", scope: "apps:write" },
+  createEventType: { method: "POST", path: "/v3/event-types", scope: "event_types:write" },
+  listEventTypes: { method: "GET", path: "/v3/event-types", scope: "event_types:read" },
+  retrieveEventType: { method: "GET", path: "/v3/event-types/{name}", scope: "event_types:read" },
+  updateEventType: { method: "POST", path: "/v3/event-types/{name}", scope: "event_types:write" },
+  deleteArchiveEventType: { method: "DELETE", path: "/v3/event-types/{name}", scope: "event_types:write" },
+  archiveEventType: { method: "POST", path: "/v3/event-types/{name}/archive", scope: "event_types:write" },
+  unarchiveEventType: { method: "POST", path: "/v3/event-types/{name}/unarchive", scope: "event_types:write" },
+  validateJsonSchema: { method: "POST", path: "/v3/json-schema/validate", scope: "event_types:read" },
+  createEndpoint: { method: "POST", path: "/v3/endpoints", scope: "endpoints:write" },
+  listEndpoints: { method: "GET", path: "/v3/endpoints", scope: "endpoints:read" },
+  retrieveEndpoint: { method: "GET", path: "/v3/endpoints/{id}", scope: "endpoints:read" },
+  updateEndpoint: { method: "POST", path: "/v3/endpoints/{id}", scope: "endpoints:write" },
+  deleteEndpoint: { method: "DELETE", path: "/v3/endpoints/{id}", scope: "endpoints:write" },
+  retrieveEndpointSigningSecret: { method: "GET", path: "/v3/endpoints/{id}/secret", scope: "endpoints:write" },
+  rotateEndpointSigningSecret: { method: "POST", path: "/v3/endpoints/{id}/secret/rotate", scope: "endpoints:write" },
+  replayFailedDeliveries: { method: "POST", path: "/v3/endpoints/{id}/replay", scope: "endpoints:write" },
+  previewReplay: { method: "GET", path: "/v3/endpoints/{id}/replay/preview", scope: "endpoints:read" },
+  retrieveReplay: { method: "GET", path: "/v3/replays/{id}", scope: "endpoints:read" },
+  listenForDeliveriesOverWebsocket: { method: "GET", path: "/v3/listen", scope: "endpoints:write" },
+  testUnsavedTransformation: { method: "POST", path: "/v3/endpoints/transformation/test", scope: "endpoints:write" },
+  testEndpointTransformation: { method: "POST", path: "/v3/endpoints/{id}/transformation/test", scope: "endpoints:write" },
+  sendTestEventToEndpoint: { method: "POST", path: "/v3/endpoints/{id}/test", scope: "endpoints:write" },
+  attemptStatistics: { method: "GET", path: "/v3/stats/attempts", scope: "events:read" },
+  endpointHealth: { method: "GET", path: "/v3/endpoints/{id}/stats", scope: "endpoints:read" },
+  endpointsHealthFailingFirst: { method: "GET", path: "/v3/stats/endpoints", scope: "endpoints:read" },
+  dryRunEvent: { method: "POST", path: "/v3/events/dry-run", scope: "events:read" },
+  sendEvent: { method: "POST", path: "/v3/events", scope: "events:write" },
+  listEvents: { method: "GET", path: "/v3/events", scope: "events:read" },
+  retrieveEvent: { method: "GET", path: "/v3/events/{id}", scope: "events:read" },
+  eraseEventPayload: { method: "DELETE", path: "/v3/events/{id}/data", scope: "events:write" },
+  listEventDeliveries: { method: "GET", path: "/v3/events/{id}/deliveries", scope: "events:read" },
+  listAttempts: { method: "GET", path: "/v3/attempts", scope: "events:read" },
+  retrieveAttempt: { method: "GET", path: "/v3/attempts/{id}", scope: "events:read" },
+  createOperationalEndpoint: { method: "POST", path: "/v3/operational-endpoints", scope: "endpoints:write" },
+  listOperationalEndpoints: { method: "GET", path: "/v3/operational-endpoints", scope: "endpoints:read" },
+  listOperationalEventTypes: { method: "GET", path: "/v3/operational-event-types", scope: "event_types:read" },
+  createApiKey: { method: "POST", path: "/v3/api-keys", scope: "keys" },
+  listApiKeys: { method: "GET", path: "/v3/api-keys", scope: "keys" },
+  revokeApiKey: { method: "DELETE", path: "/v3/api-keys/{id}", scope: "keys" },
+  createPortalSession: { method: "POST", path: "/v3/apps/{app}/portal-sessions", scope: "portal" },
+  revokeAppPortalSessions: { method: "DELETE", path: "/v3/apps/{app}/portal-sessions", scope: "portal" },
+  createDashboardSession: { method: "POST", path: "/v3/dashboard-sessions", scope: "any" },
+  listDashboardSessions: { method: "GET", path: "/v3/dashboard-sessions", scope: "keys" },
   openSession: { method: "POST", path: "/session" },
   browserSession: { method: "GET", path: "/session" },
   endBrowserSession: { method: "DELETE", path: "/session" },
-  revokeDashboardSession: { method: "DELETE", path: "/v3/dashboard-sessions/{id}" },
+  revokeDashboardSession: { method: "DELETE", path: "/v3/dashboard-sessions/{id}", scope: "keys" },
   createAccount: { method: "POST", path: "/admin/accounts" },
   listAccounts: { method: "GET", path: "/admin/accounts" },
   retrieveAccount: { method: "GET", path: "/admin/accounts/{id}" },
   updateAccount: { method: "POST", path: "/admin/accounts/{id}" },
-} as const satisfies Record<OperationId, { method: "GET" | "POST" | "DELETE"; path: string }>;
+} as const satisfies Record<OperationId, { method: "GET" | "POST" | "DELETE"; path: string; scope?: string }>;

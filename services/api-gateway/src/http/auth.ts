@@ -40,13 +40,31 @@ export async function authenticateKey(
   const key = await cache.getOrLoad(hash, async () => {
     const row = await prisma.apiKey.findUnique({
       where: { hash },
-      select: { id: true, accountId: true, revokedAt: true },
+      select: { id: true, accountId: true, revokedAt: true, scopes: true, appId: true, expiresAt: true },
     });
-    return row && { accountId: row.accountId, keyId: row.id, revoked: row.revokedAt !== null };
+    return (
+      row && {
+        accountId: row.accountId,
+        keyId: row.id,
+        revoked: row.revokedAt !== null,
+        scopes: row.scopes ?? [],
+        appId: row.appId,
+        expiresAt: row.expiresAt,
+      }
+    );
   });
   if (!key) throw unauthenticated("Invalid API key.");
   if (key.revoked) throw unauthenticated("This API key has been revoked.");
-  return { id: key.accountId, keyId: key.keyId, via: "key" };
+  if (key.expiresAt && key.expiresAt <= new Date())
+    throw unauthenticated(`This API key expired at ${key.expiresAt.toISOString()}.`);
+  return {
+    id: key.accountId,
+    keyId: key.keyId,
+    via: "key",
+    scopes: key.scopes,
+    ...(key.appId ? { appId: key.appId } : {}),
+    ...(key.expiresAt ? { expiresAt: key.expiresAt } : {}),
+  };
 }
 
 export function checkAdminToken(expected: string, header: string | undefined): void {

@@ -1,5 +1,6 @@
 import type { Express, NextFunction, Request, Response } from "express";
 import type { Account, Deps, Reply } from "../context.ts";
+import { checkAccess } from "./access.ts";
 import { authenticateKey, checkAdminToken } from "./auth.ts";
 import { parseBody, parseFormJson } from "./body.ts";
 import { ApiError, unauthenticated } from "./errors.ts";
@@ -9,7 +10,6 @@ import { expressPath, type RouteSpec, type Schema } from "./route.ts";
 import {
   authenticateSession,
   checkSameSite,
-  checkSessionAllows,
   cookieName,
   cookieValue,
   PAGE_HEADER,
@@ -56,7 +56,7 @@ async function authenticate(
     const account = cookie
       ? await authenticateSession(deps.prisma, cookie, pageOf(req.headers[PAGE_HEADER]))
       : await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
-    checkSessionAllows(account, route);
+    checkAccess(account, route);
     // A customer's portal draws from a bucket of its own: one portal, or a script holding its
     // cookie, cannot spend the account's requests (and the account's backend cannot starve it).
     if (account.via === "portal" && account.session) limiters.portal.take(account.session.id);

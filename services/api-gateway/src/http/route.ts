@@ -1,3 +1,4 @@
+import type { RouteScope } from "@herald/contracts/scopes";
 import type { Ctx, Reply } from "../context.ts";
 import type { Tag } from "../openapi/tags.ts";
 
@@ -9,11 +10,16 @@ export type Auth = "account" | "admin" | "none";
 
 export type Schema = Record<string, unknown>;
 
-export type RouteSpec = {
+/**
+ * Who may call a route. An account's route names the scope a key or a dashboard session must
+ * hold (`@herald/contracts/scopes`): the type has no account route without one.
+ */
+type Access = { auth: "account"; scope: RouteScope } | { auth: Exclude<Auth, "account">; scope?: undefined };
+
+export type RouteSpec = Access & {
   method: "get" | "post" | "delete";
   /** OpenAPI form: `/v3/apps/{app}`. */
   path: string;
-  auth: Auth;
   /**
    * What a portal session (one app, in a browser) may do here: `read` for GET only, `write`
    * for this route whatever its method, and only with a session that may write (a GET that
@@ -26,6 +32,11 @@ export type RouteSpec = {
    * always does.
    */
   apiKeyOnly?: true;
+  /**
+   * A key confined to one app may call this: the handler keeps to `account.appId`, as every
+   * route with `portal` does. Any other route spans the account and is a 403 to such a key.
+   */
+  oneApp?: true;
   tag: Tag;
   summary: string;
   description?: string;

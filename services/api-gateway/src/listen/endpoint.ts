@@ -2,7 +2,7 @@ import { LISTEN_SCHEME } from "@herald/contracts/destinations";
 import { endpointSecretContext, newId } from "@herald/db";
 import type { Account, Deps } from "../context.ts";
 import { invalid, missing } from "../http/errors.ts";
-import { resolveApp, withLiveApp } from "../resources/common.ts";
+import { checkAppReach, resolveApp, withLiveApp } from "../resources/common.ts";
 import { deleteEndpoint } from "../resources/endpoints/crud.ts";
 import {
   checkEndpointRoom,
@@ -39,6 +39,7 @@ export async function createListenEndpoint(
   const ref = query.get("app");
   if (!ref) throw missing("app");
   const app = await resolveApp(deps.prisma, account.id, ref, "app");
+  checkAppReach(account, app.id, "app", ref, "app");
   const types = (query.get("event_types") ?? "")
     .split(",")
     .map((t) => t.trim())

@@ -11,6 +11,8 @@ export const listenRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/listen",
     auth: "account",
+    scope: "endpoints:write",
+    oneApp: true,
     tag: "Endpoints",
     summary: "Listen for deliveries over a WebSocket",
     description:

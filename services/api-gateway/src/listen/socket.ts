@@ -4,6 +4,7 @@ import { openRelayInbox, type RelayedRequest } from "@herald/broker";
 import { Counter, Gauge, type Registry } from "@herald/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Deps } from "../context.ts";
+import { checkAccess } from "../http/access.ts";
 import { authenticateKey } from "../http/auth.ts";
 import { ApiError, internal } from "../http/errors.ts";
 import { RateLimiter } from "../http/rateLimit.ts";
@@ -17,6 +18,7 @@ import {
 } from "./endpoint.ts";
 import { type ClientFrame, parseClientFrame, RESPONSE_BODY_MAX } from "./frames.ts";
 import { LiveSockets } from "./liveness.ts";
+import { listenRoutes } from "./route.ts";
 
 /**
  * `herald listen`: a WebSocket at `GET /v3/listen?app=…[&event_types=a,b]`. Opening it makes a
@@ -144,6 +146,7 @@ export function attachListen(
       );
     void (async () => {
       const account = await authenticateKey(deps.prisma, req.headers.authorization, deps.caches.keys);
+      checkAccess(account, listenRoutes[0]!);
       limiter.take(account.id);
       // Each socket makes and deletes an endpoint, an AMQP queue and an outbox row: opening
       // them has a small budget of its own, whatever the account's request rate.

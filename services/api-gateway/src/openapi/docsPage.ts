@@ -86,12 +86,24 @@ function operationSection(doc: OpenApiDocument, { method, path, op }: Entry): st
 <p class="route">${methodBadge(method)} <code>${escapeHtml(path)}</code></p>
 ${op.description ? p(op.description) : ""}
 ${admin ? p("Operator route: authenticate with `Authorization: Bearer <ADMIN_TOKEN>`, not an API key.") : ""}
+${scopeNote(op)}
 ${params.length ? `<h4>Parameters</h4>${fieldTable(params, true)}` : ""}
 ${body.length ? `<h4>Body</h4><p class="note">JSON or form-encoded, with the same meaning.</p>${fieldTable(body, true)}` : ""}
 <h4>Response</h4>${successHtml(op)}
 <h4>Errors</h4>${errorsHtml(doc, op)}
 <h4>Example</h4>${pre(curlExample({ method, path, op }))}
 </section>`;
+}
+
+/** The scope an account's operation needs, as the page says it. */
+function scopeNote(op: Operation): string {
+  const scope = op["x-herald-scope"];
+  if (!scope) return "";
+  return scope === "any"
+    ? p("Scope: any key may call it (`x-herald-scope: any`).")
+    : p(
+        `Scope: \`${scope}\` (or \`*\`${scope.endsWith(":read") ? `, or \`${scope.replace(/:read$/, ":write")}\`` : ""}).`,
+      );
 }
 
 // ---- Page ----

@@ -27,6 +27,11 @@ export type Operation = {
   summary: string;
   description?: string;
   security: Record<string, string[]>[];
+  /**
+   * The scope an API key or a dashboard session needs for an account's operation
+   * (`@herald/contracts/scopes`); `any`: every credential may.
+   */
+  "x-herald-scope"?: string;
   parameters: {
     name: string;
     in: "path" | "query" | "header";
@@ -72,7 +77,7 @@ const errorResponses: Record<string, { description: string }> = {
   },
   "403": {
     description:
-      "A browser session may not do this (`forbidden`): a portal session only what the portal shows of its app, and only reads when read-only; a dashboard session anything but making or revoking credentials.",
+      "The credential may not do this: it lacks the operation's scope (`insufficient_scope`, naming it in the message and in `details[0].scope`); it is a key confined to one app and the operation spans the account (`app_confined`); or it is a browser session (`forbidden`): a portal session only what the portal shows of its app, and only reads when read-only; a dashboard session anything its scopes cover but making or revoking API keys.",
   },
   "404": { description: "No such object in this account (another account's objects are 404 too)." },
   "409": {
@@ -133,6 +138,7 @@ function operation(route: RouteSpec): Operation {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     security: route.auth === "none" ? [] : [{ [route.auth === "admin" ? "adminToken" : "apiKey"]: [] }],
+    ...(route.auth === "account" ? { "x-herald-scope": route.scope } : {}),
     parameters: [
       ...Object.entries(route.params ?? {}).map(([name, description]) => ({
         name,

@@ -89,10 +89,11 @@ export const appRef: Schema = {
 };
 
 /**
- * A portal session sees one app: anything of another app is a 404, as another account's is.
+ * A portal session, and a key confined to an app, sees one app: anything of another app is a
+ * 404, as another account's is.
  * Throws that 404 when `appId` is out of the caller's reach.
  */
-export function checkScope(account: Account, appId: string, kind: string, id: string, param = "id"): void {
+export function checkAppReach(account: Account, appId: string, kind: string, id: string, param = "id"): void {
   if (account.appId && account.appId !== appId) throw notFound(kind, id, param);
 }
 

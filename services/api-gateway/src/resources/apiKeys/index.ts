@@ -1,12 +1,34 @@
+import { beyond, SCOPES, type Scope } from "@herald/contracts/scopes";
 import { isId, newId, type Prisma } from "@herald/db";
-import type { Ctx } from "../../context.ts";
+import type { Account, Ctx } from "../../context.ts";
+import { insufficientScope } from "../../http/access.ts";
 import { generateApiKey } from "../../http/auth.ts";
-import { notFound } from "../../http/errors.ts";
+import { ApiError, invalid, notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../../http/route.ts";
-import { deleted, deletedSchema, iso, nullableTimestamp, timestamp } from "../common.ts";
+import {
+  appRef,
+  checkAppReach,
+  deleted,
+  deletedSchema,
+  iso,
+  nullableTimestamp,
+  parseTime,
+  resolveApp,
+  timeInput,
+  timestamp,
+} from "../common.ts";
 
-type KeyRow = { id: string; name: string | null; prefix: string; createdAt: Date; revokedAt: Date | null };
+type KeyRow = {
+  id: string;
+  name: string | null;
+  prefix: string;
+  scopes: string[];
+  appId: string | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+};
 
 export const serializeApiKey = (k: KeyRow, secret?: string) => ({
   id: k.id,
@@ -14,25 +36,47 @@ export const serializeApiKey = (k: KeyRow, secret?: string) => ({
   name: k.name,
   prefix: k.prefix,
   ...(secret !== undefined ? { key: secret } : {}),
+  scopes: k.scopes,
+  app: k.appId,
+  expires_at: iso(k.expiresAt),
   created_at: iso(k.createdAt),
   revoked_at: iso(k.revokedAt),
 });
 
+const scopesSchema: Schema = {
+  type: "array",
+  items: { type: "string", enum: [...SCOPES] },
+  minItems: 1,
+  maxItems: SCOPES.length,
+  uniqueItems: true,
+  description:
+    "What the key may do: `events:write`, `events:read`, `endpoints:write`, `endpoints:read`, `apps:write`, `apps:read`, `event_types:write`, `event_types:read`, `portal` (portal sessions), `keys` (API keys and dashboard sessions), or `*` for all. A `:write` scope covers its `:read`. Each operation's scope is its `x-herald-scope` in this document.",
+};
+
 export const apiKeySchemas: Record<string, Schema> = {
   ApiKey: {
     type: "object",
-    required: ["id", "object", "name", "prefix", "created_at", "revoked_at"],
+    required: ["id", "object", "name", "prefix", "scopes", "app", "expires_at", "created_at", "revoked_at"],
     properties: {
       id: { type: "string", examples: ["key_01JD3Z6Q4X6N3V8H2K9T5R7M1B"] },
       object: { const: "api_key" },
       name: { type: ["string", "null"] },
       prefix: { type: "string", description: "The key's first characters, to tell keys apart." },
       key: { type: "string", description: "The secret key. Present only in the response that created it." },
+      scopes: scopesSchema,
+      app: {
+        type: ["string", "null"],
+        description: "The one app whose objects the key reaches; null: the whole account.",
+      },
+      expires_at: { ...nullableTimestamp, description: "When the key stops working; null: never." },
       created_at: timestamp,
       revoked_at: nullableTimestamp,
     },
   },
 };
+
+/** What a new key is given besides its name: by default, all its maker holds. */
+export type KeyGrant = { scopes?: readonly string[]; appId?: string | null; expiresAt?: Date | null };
 
 /** Creates a key for an account inside a transaction; the secret is returned once. */
 export async function createApiKey(
@@ -40,10 +84,57 @@ export async function createApiKey(
   accountId: string,
   name: string | null,
   given?: ReturnType<typeof generateApiKey>,
+  grant: KeyGrant = {},
 ) {
   const { key, hash, prefix } = given ?? generateApiKey();
-  const row = await tx.apiKey.create({ data: { id: newId("apiKey"), accountId, name, hash, prefix } });
+  const row = await tx.apiKey.create({
+    data: {
+      id: newId("apiKey"),
+      accountId,
+      name,
+      hash,
+      prefix,
+      scopes: [...(grant.scopes ?? ["*"])],
+      appId: grant.appId ?? null,
+      expiresAt: grant.expiresAt ?? null,
+    },
+  });
   return serializeApiKey(row, key);
+}
+
+type CreateBody = { name?: string; scopes?: Scope[]; app?: string; expires_at?: string | number };
+
+/**
+ * What the caller may give a new key: no scope it lacks, no app but its own when confined to
+ * one, and no later end than its own. What the body leaves out, the new key takes from it.
+ */
+async function grantOf(account: Account, body: CreateBody, deps: Ctx["deps"]): Promise<KeyGrant> {
+  const held = account.scopes ?? [];
+  const scopes = body.scopes ?? [...held];
+  const lacking = beyond(held, scopes as Scope[]);
+  if (lacking.length) throw insufficientScope(account, lacking[0]!, "to give it to a key");
+  let appId = account.appId ?? null;
+  if (body.app !== undefined) {
+    const app = await resolveApp(deps.prisma, account.id, body.app, "app");
+    checkAppReach(account, app.id, "app", body.app, "app");
+    appId = app.id;
+  }
+  let expiresAt = account.expiresAt ?? null;
+  if (body.expires_at !== undefined) {
+    const at = parseTime(body.expires_at);
+    if (Number.isNaN(at.getTime())) throw invalid("expires_at", "expires_at is not a valid time.");
+    if (at <= new Date()) throw invalid("expires_at", "expires_at must be in the future.");
+    if (account.expiresAt && at > account.expiresAt)
+      throw new ApiError(
+        403,
+        "invalid_request_error",
+        "key_outlives_maker",
+        `A key may not outlive the key that makes it: this one expires at ${account.expiresAt.toISOString()}.`,
+        "expires_at",
+      );
+    expiresAt = at;
+  }
+  return { scopes, appId, expiresAt };
 }
 
 export const apiKeyRoutes: RouteSpec[] = [
@@ -51,34 +142,55 @@ export const apiKeyRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/api-keys",
     auth: "account",
+    scope: "keys",
+    oneApp: true,
     apiKeyOnly: true,
     tag: "API keys",
     summary: "Create an API key",
     description:
-      "The response carries the secret `key`. It is shown this once: only a hash is kept. Only an API key may make one: a browser session gets a `403`.",
+      "The response carries the secret `key`. It is shown this once: only a hash is kept. A key holds `scopes` (by default those of the key that makes it), may be confined to one `app`, and may expire (`expires_at`). No key can make a key with more than it holds: a scope it lacks is a `403` (`insufficient_scope`), another app than its own a `404`, a later expiry than its own a `403`. Only an API key may make one: a browser session gets a `403`.",
     body: {
       type: "object",
       additionalProperties: false,
-      properties: { name: { type: "string", maxLength: 256 } },
+      properties: {
+        name: { type: "string", maxLength: 256 },
+        scopes: scopesSchema,
+        app: {
+          ...appRef,
+          description: "Confine the key to this app (its id or uid): it reaches nothing else.",
+        },
+        expires_at: { ...timeInput, description: "When the key stops working (ISO 8601 or unix seconds)." },
+      },
     },
     response: { status: 201, schema: ref("ApiKey"), description: "The key, with its secret." },
-    async handler({ account, body, deps }: Ctx<object, object, { name?: string }>) {
-      return { status: 201, body: await createApiKey(deps.prisma, account.id, body.name ?? null) };
+    async handler({ account, body, deps }: Ctx<object, object, CreateBody>) {
+      const grant = await grantOf(account, body, deps);
+      return {
+        status: 201,
+        body: await createApiKey(deps.prisma, account.id, body.name ?? null, undefined, grant),
+      };
     },
   },
   {
     method: "get",
     path: "/v3/api-keys",
     auth: "account",
+    scope: "keys",
+    oneApp: true,
     tag: "API keys",
     summary: "List API keys",
-    description: "Revoked keys are listed with `revoked_at`. Secrets are never shown again.",
+    description:
+      "Revoked keys are listed with `revoked_at`. Secrets are never shown again. A key confined to an app lists the keys confined to it.",
     query: { type: "object", additionalProperties: false, properties: { ...pagingProperties } },
     response: { status: 200, schema: listOf("ApiKey"), description: "A page of keys, newest first." },
     async handler({ account, query, deps }: Ctx<object, PageQuery>) {
       const cursor = await cursorOf(query, (id) => (isId("apiKey", id) ? id : null));
       const rows = await deps.prisma.apiKey.findMany({
-        where: { accountId: account.id, ...(cursor.id ? { id: cursor.id } : {}) },
+        where: {
+          accountId: account.id,
+          ...(cursor.id ? { id: cursor.id } : {}),
+          ...(account.appId ? { appId: account.appId } : {}),
+        },
         orderBy: { id: cursor.order },
         take: cursor.take,
       });
@@ -90,17 +202,24 @@ export const apiKeyRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/api-keys/{id}",
     auth: "account",
+    scope: "keys",
+    oneApp: true,
     apiKeyOnly: true,
     tag: "API keys",
     summary: "Revoke an API key",
     description:
-      "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself. Only an API key may revoke one: a browser session gets a `403`.",
+      "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself; a key confined to an app, only the keys confined to it. Only an API key may revoke one: a browser session gets a `403`.",
     params: { id: "The key's id." },
     response: { status: 200, schema: deletedSchema("api_key"), description: "The key was revoked." },
     async handler({ account, params, deps }: Ctx<{ id: string }>) {
       const changed = isId("apiKey", params.id)
         ? await deps.prisma.apiKey.updateMany({
-            where: { id: params.id, accountId: account.id, revokedAt: null },
+            where: {
+              id: params.id,
+              accountId: account.id,
+              revokedAt: null,
+              ...(account.appId ? { appId: account.appId } : {}),
+            },
             data: { revokedAt: new Date() },
           })
         : { count: 0 };

@@ -3,7 +3,7 @@ import type { Ctx } from "../../context.ts";
 import { conflict, invalid, notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../../http/route.ts";
-import { checkScope, deleted, deletedSchema, iso, resolveApp, timestamp } from "../common.ts";
+import { checkAppReach, deleted, deletedSchema, iso, resolveApp, timestamp } from "../common.ts";
 
 type AppRow = { id: string; uid: string | null; name: string; createdAt: Date; updatedAt: Date };
 
@@ -69,6 +69,7 @@ export const appRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/apps",
     auth: "account",
+    scope: "apps:write",
     tag: "Apps",
     summary: "Create an app",
     description:
@@ -91,6 +92,8 @@ export const appRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/apps",
     auth: "account",
+    scope: "apps:read",
+    oneApp: true,
     tag: "Apps",
     summary: "List apps",
     query: { type: "object", additionalProperties: false, properties: { ...pagingProperties } },
@@ -103,6 +106,8 @@ export const appRoutes: RouteSpec[] = [
           deletedAt: null,
           operational: false,
           ...(cursor.id ? { id: cursor.id } : {}),
+          // A key confined to one app lists that one.
+          ...(account.appId ? { AND: [{ id: account.appId }] } : {}),
         },
         orderBy: { id: cursor.order },
         take: cursor.take,
@@ -115,6 +120,7 @@ export const appRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/apps/{app}",
     auth: "account",
+    scope: "apps:read",
     portal: "read",
     tag: "Apps",
     summary: "Retrieve an app",
@@ -122,7 +128,7 @@ export const appRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("App"), description: "The app." },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app", { operational: "allow" });
-      checkScope(account, id, "app", params.app, "app");
+      checkAppReach(account, id, "app", params.app, "app");
       return { body: serializeApp(await deps.prisma.app.findUniqueOrThrow({ where: { id } })) };
     },
   },
@@ -130,6 +136,8 @@ export const appRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/apps/{app}",
     auth: "account",
+    scope: "apps:write",
+    oneApp: true,
     tag: "Apps",
     summary: "Update an app",
     params: { app: "The app's id or uid." },
@@ -147,6 +155,7 @@ export const appRoutes: RouteSpec[] = [
     }: Ctx<{ app: string }, object, Partial<{ uid: string | null; name: string }>>) {
       checkUid(body.uid);
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      checkAppReach(account, id, "app", params.app, "app");
       const app = await uniqueUid(async () => {
         try {
           // Not an app deleted since it was resolved: its uid must stay free.
@@ -167,6 +176,8 @@ export const appRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/apps/{app}",
     auth: "account",
+    scope: "apps:write",
+    oneApp: true,
     tag: "Apps",
     summary: "Delete an app",
     description:
@@ -175,6 +186,7 @@ export const appRoutes: RouteSpec[] = [
     response: { status: 200, schema: deletedSchema("app"), description: "The app was deleted." },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
+      checkAppReach(account, id, "app", params.app, "app");
       const deletedAt = new Date();
       // Marked here, in one short transaction; the dispatcher deletes the rows in bounded
       // batches (app.deleted.v1), so a large app neither holds this request nor locks out
@@ -190,6 +202,19 @@ export const appRoutes: RouteSpec[] = [
           where: { appId: id, revokedAt: null },
           data: { revokedAt: deletedAt },
         });
+        // So do the keys confined to it, and the dashboard sessions they opened.
+        const keys = await tx.apiKey.findMany({
+          where: { appId: id, revokedAt: null },
+          select: { id: true },
+        });
+        if (keys.length) {
+          const keyIds = keys.map((k) => k.id);
+          await tx.apiKey.updateMany({ where: { id: { in: keyIds } }, data: { revokedAt: deletedAt } });
+          await tx.session.updateMany({
+            where: { keyId: { in: keyIds }, revokedAt: null },
+            data: { revokedAt: deletedAt },
+          });
+        }
         return deps.outbox.stage(tx, "app.deleted.v1", {
           app_id: id,
           account_id: account.id,
@@ -198,6 +223,7 @@ export const appRoutes: RouteSpec[] = [
       });
       deps.outbox.publishAfterCommit([row]);
       deps.caches.apps.clear();
+      deps.caches.keys.clear();
       return { body: deleted(id, "app") };
     },
   },

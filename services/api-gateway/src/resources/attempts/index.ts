@@ -9,7 +9,7 @@ import {
   appIdWhere,
   appRef,
   checkAppLive,
-  checkScope,
+  checkAppReach,
   iso,
   listAppFilter,
   nullableTimestamp,
@@ -237,7 +237,7 @@ async function filterTarget(
       ? await prisma.endpoint.findFirst(where)
       : await prisma.event.findFirst(where);
   if (!found) throw notFound(kind, id, kind);
-  checkScope(account, found.appId, kind, id, kind);
+  checkAppReach(account, found.appId, kind, id, kind);
   await checkAppLive(prisma, found.appId, kind, id, kind);
 }
 
@@ -246,6 +246,7 @@ export const attemptRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/attempts",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Attempts",
     summary: "List attempts",
@@ -300,6 +301,7 @@ export const attemptRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/attempts/{id}",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Attempts",
     summary: "Retrieve an attempt",
@@ -316,7 +318,7 @@ export const attemptRoutes: RouteSpec[] = [
         ? await deps.prisma.attempt.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!found) throw notFound("attempt", params.id);
-      checkScope(account, found.appId, "attempt", params.id);
+      checkAppReach(account, found.appId, "attempt", params.id);
       await checkAppLive(deps.prisma, found.appId, "attempt", params.id);
       return { body: { ...serializeAttempt(found), request: await requestOf(deps, found) } };
     },

@@ -8,7 +8,7 @@ import { listOf, type RouteSpec, ref } from "../../http/route.ts";
 import {
   appIdWhere,
   appRef,
-  checkScope,
+  checkAppReach,
   deleted,
   deletedSchema,
   listAppFilter,
@@ -78,7 +78,7 @@ export async function findEndpoint(
       })
     : null;
   if (!found) throw notFound("endpoint", id, param);
-  checkScope(account, found.appId, "endpoint", id, param);
+  checkAppReach(account, found.appId, "endpoint", id, param);
   return found;
 }
 
@@ -232,6 +232,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Create an endpoint",
@@ -255,7 +256,7 @@ export const endpointRoutes: RouteSpec[] = [
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
     async handler({ account, body, deps, req }: Ctx<object, object, CreateInput & { app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app");
-      checkScope(account, app.id, "app", body.app, "app");
+      checkAppReach(account, app.id, "app", body.app, "app");
       const created = await createEndpoint(deps, account, req, { ...app, ref: body.app }, body);
       return { status: 201, body: created };
     },
@@ -264,6 +265,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints",
     auth: "account",
+    scope: "endpoints:read",
     portal: "read",
     tag: "Endpoints",
     summary: "List endpoints",
@@ -278,6 +280,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    scope: "endpoints:read",
     portal: "read",
     tag: "Endpoints",
     summary: "Retrieve an endpoint",
@@ -297,6 +300,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Update an endpoint",
@@ -380,6 +384,7 @@ export const endpointRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/endpoints/{id}",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Delete an endpoint",

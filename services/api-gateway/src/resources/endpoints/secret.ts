@@ -47,6 +47,7 @@ export const endpointSecretRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}/secret",
     auth: "account",
+    scope: "endpoints:write",
     // A read-only portal link may see everything but this: the secret lets its holder sign.
     portal: "write",
     tag: "Endpoints",
@@ -66,6 +67,7 @@ export const endpointSecretRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}/secret/rotate",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Rotate an endpoint's signing secret",

@@ -23,6 +23,7 @@ export const testEventRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}/test",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Send a test event to an endpoint",

@@ -6,7 +6,7 @@ import { type Answerable, requestDeadline } from "../../http/deadline.ts";
 import { invalid } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
 import { exampleOrNull } from "../../schemas/example.ts";
-import { appRef, checkScope, resolveApp } from "../common.ts";
+import { appRef, checkAppReach, resolveApp } from "../common.ts";
 import { storedData } from "../events/send.ts";
 import { shownAuth } from "./auth.ts";
 import { findEndpoint } from "./crud.ts";
@@ -196,6 +196,7 @@ export const transformationTestRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/transformation/test",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Test an unsaved transformation",
@@ -221,7 +222,7 @@ export const transformationTestRoutes: RouteSpec[] = [
     response: answered,
     async handler({ account, body, deps, req }: Ctx<object, object, UnsavedBody>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app", { operational: "allow" });
-      checkScope(account, app.id, "app", body.app, "app");
+      checkAppReach(account, app.id, "app", body.app, "app");
       checkSize(body.transformation);
       const url = checkEndpointUrl(body.url, deps.config.destinationTypes).url;
       const headers = checkHeaders(body.headers ?? {});
@@ -234,6 +235,7 @@ export const transformationTestRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}/transformation/test",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Test an endpoint's transformation",

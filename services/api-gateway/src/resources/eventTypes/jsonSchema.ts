@@ -40,6 +40,8 @@ export const jsonSchemaRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/json-schema/validate",
     auth: "account",
+    scope: "event_types:read",
+    oneApp: true,
     tag: "Event types",
     summary: "Validate a JSON Schema",
     description:

@@ -9,7 +9,7 @@ import {
   appIdWhere,
   appRef,
   checkAppLive,
-  checkScope,
+  checkAppReach,
   iso,
   listAppFilter,
   nullableTimestamp,
@@ -141,7 +141,7 @@ async function endpointFilter(
     select: { id: true, appId: true },
   });
   if (!found) throw notFound("endpoint", id, "endpoint");
-  checkScope(account, found.appId, "endpoint", id, "endpoint");
+  checkAppReach(account, found.appId, "endpoint", id, "endpoint");
   await checkAppLive(prisma, found.appId, "endpoint", id, "endpoint");
   return found.id;
 }
@@ -151,6 +151,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/events",
     auth: "account",
+    scope: "events:write",
     portal: "write",
     tag: "Events",
     summary: "Send an event",
@@ -165,6 +166,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/events",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Events",
     summary: "List events",
@@ -225,6 +227,7 @@ export const eventRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/events/{id}",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Events",
     summary: "Retrieve an event",
@@ -236,7 +239,7 @@ export const eventRoutes: RouteSpec[] = [
         ? await deps.prisma.event.findFirst({ where: { id: params.id, accountId: account.id } })
         : null;
       if (!event) throw notFound("event", params.id);
-      checkScope(account, event.appId, "event", params.id);
+      checkAppReach(account, event.appId, "event", params.id);
       await checkAppLive(deps.prisma, event.appId, "event", params.id);
       const deliveries = await deliveriesOf(deps.prisma, [event.id]);
       return { body: serializeEvent(event, deliveries.get(event.id)) };

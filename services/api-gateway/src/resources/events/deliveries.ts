@@ -3,7 +3,7 @@ import type { Ctx } from "../../context.ts";
 import { notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec } from "../../http/route.ts";
-import { checkAppLive, checkScope } from "../common.ts";
+import { checkAppLive, checkAppReach } from "../common.ts";
 
 /**
  * An event's deliveries, one per endpoint it went to. An event shows at most DELIVERIES_SHOWN
@@ -57,6 +57,7 @@ export const eventDeliveryRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/events/{id}/deliveries",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Events",
     summary: "List an event's deliveries",
@@ -73,7 +74,7 @@ export const eventDeliveryRoutes: RouteSpec[] = [
           })
         : null;
       if (!event) throw notFound("event", params.id);
-      checkScope(account, event.appId, "event", params.id);
+      checkAppReach(account, event.appId, "event", params.id);
       await checkAppLive(deps.prisma, event.appId, "event", params.id);
       const cursor = await cursorOf(query, (id) => (isId("endpoint", id) ? id : null));
       const rows = await deps.prisma.delivery.findMany({

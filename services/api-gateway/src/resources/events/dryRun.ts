@@ -1,7 +1,7 @@
 import { Budget, endpointTakes, storedFilter } from "@herald/contracts/filter";
 import type { Ctx } from "../../context.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
-import { checkScope, resolveAppCached } from "../common.ts";
+import { checkAppReach, resolveAppCached } from "../common.ts";
 import { checkEvent, type SendBody, sendBodySchema, storedData } from "./send.ts";
 
 /**
@@ -54,6 +54,7 @@ export const dryRunRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/events/dry-run",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Events",
     summary: "Dry-run an event",
@@ -64,7 +65,7 @@ export const dryRunRoutes: RouteSpec[] = [
     response: { status: 200, schema: ref("EventDryRun"), description: "Where the event would go." },
     async handler({ account, body, deps }: Ctx<object, object, SendBody>) {
       const app = await resolveAppCached(deps, account.id, body.app, "app");
-      checkScope(account, app.id, "app", body.app, "app");
+      checkAppReach(account, app.id, "app", body.app, "app");
       await checkEvent(deps, account, body.type, body.data);
       storedData(body.data);
       const endpoints = await deps.prisma.endpoint.findMany({

@@ -2,7 +2,7 @@ import { isId } from "@herald/db";
 import type { Ctx } from "../../context.ts";
 import { notFound } from "../../http/errors.ts";
 import { type RouteSpec, ref } from "../../http/route.ts";
-import { checkAppLive, checkScope } from "../common.ts";
+import { checkAppLive, checkAppReach } from "../common.ts";
 import { serializeEvent } from "./crud.ts";
 import { deliveriesOf } from "./deliveries.ts";
 
@@ -18,6 +18,8 @@ export const eventErasureRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/events/{id}/data",
     auth: "account",
+    scope: "events:write",
+    oneApp: true,
     tag: "Events",
     summary: "Erase an event's payload",
     description:
@@ -32,7 +34,7 @@ export const eventErasureRoutes: RouteSpec[] = [
           })
         : null;
       if (!found) throw notFound("event", params.id);
-      checkScope(account, found.appId, "event", params.id);
+      checkAppReach(account, found.appId, "event", params.id);
       await checkAppLive(deps.prisma, found.appId, "event", params.id);
       const { event, staged } = await deps.prisma.$transaction(async (tx) => {
         const erasedAt = new Date();

@@ -6,7 +6,7 @@ import type { Account, Ctx, Deps, Reply } from "../../context.ts";
 import { AppDeletedError } from "../../eventWriter.ts";
 import { invalid, notFound } from "../../http/errors.ts";
 import type { Schema } from "../../http/route.ts";
-import { appRef, checkScope, resolveAppCached } from "../common.ts";
+import { appRef, checkAppReach, resolveAppCached } from "../common.ts";
 import { assertMatches, schemaRequester } from "../eventTypes/schemaCheck.ts";
 
 export type SendBody = { app: string; type: string; data: Record<string, unknown> };
@@ -31,7 +31,7 @@ export const sendBodySchema: Schema = {
  */
 export async function sendEvent({ account, body, deps }: Ctx<object, object, SendBody>): Promise<Reply> {
   const app = await resolveAppCached(deps, account.id, body.app, "app");
-  checkScope(account, app.id, "app", body.app, "app");
+  checkAppReach(account, app.id, "app", body.app, "app");
   return { status: 201, body: await acceptEvent(deps, account, app, body.type, body.data) };
 }
 

@@ -52,6 +52,7 @@ export const operationalRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/operational-endpoints",
     auth: "account",
+    scope: "endpoints:write",
     tag: "Operational webhooks",
     summary: "Create an operational endpoint",
     description:
@@ -79,6 +80,7 @@ export const operationalRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/operational-endpoints",
     auth: "account",
+    scope: "endpoints:read",
     tag: "Operational webhooks",
     summary: "List operational endpoints",
     query: { type: "object", additionalProperties: false, properties: { ...pagingProperties } },
@@ -92,6 +94,7 @@ export const operationalRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/operational-event-types",
     auth: "account",
+    scope: "event_types:read",
     tag: "Operational webhooks",
     summary: "List operational event types",
     description:

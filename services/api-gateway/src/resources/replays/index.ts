@@ -5,7 +5,7 @@ import { invalid, notFound } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
 import {
   checkAppLive,
-  checkScope,
+  checkAppReach,
   iso,
   nullableTimestamp,
   parseTime,
@@ -161,7 +161,7 @@ async function replayFilter(deps: Deps, account: Account, body: ReplayBody): Pro
         })
       : null;
     if (!event) throw notFound("event", body.event, "event");
-    checkScope(account, event.appId, "event", body.event, "event");
+    checkAppReach(account, event.appId, "event", body.event, "event");
   }
   return since;
 }
@@ -174,6 +174,7 @@ export const replayRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/endpoints/{id}/replay",
     auth: "account",
+    scope: "endpoints:write",
     portal: "write",
     tag: "Endpoints",
     summary: "Replay failed deliveries",
@@ -238,6 +239,7 @@ export const replayRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/endpoints/{id}/replay/preview",
     auth: "account",
+    scope: "endpoints:read",
     portal: "read",
     tag: "Endpoints",
     summary: "Preview a replay",
@@ -279,6 +281,7 @@ export const replayRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/replays/{id}",
     auth: "account",
+    scope: "endpoints:read",
     portal: "read",
     tag: "Endpoints",
     summary: "Retrieve a replay",
@@ -292,7 +295,7 @@ export const replayRoutes: RouteSpec[] = [
           })
         : null;
       if (!found) throw notFound("replay", params.id);
-      checkScope(account, found.endpoint.appId, "replay", params.id);
+      checkAppReach(account, found.endpoint.appId, "replay", params.id);
       await checkAppLive(deps.prisma, found.endpoint.appId, "replay", params.id);
       const counts = await deps.prisma.attempt.groupBy({
         by: ["status"],

@@ -15,7 +15,7 @@ import {
   sessionCookie,
   sessionHash,
 } from "../../http/session.ts";
-import { iso, resolveApp, timestamp, withLiveApp } from "../common.ts";
+import { checkAppReach, iso, resolveApp, timestamp, withLiveApp } from "../common.ts";
 
 /**
  * Portal sessions (one app, for that customer) and dashboard sessions (the account holder),
@@ -62,12 +62,18 @@ export const sessionSchemas: Record<string, Schema> = {
   },
   Session: {
     type: "object",
-    required: ["object", "kind", "app", "read_only", "expires_at"],
+    required: ["object", "kind", "app", "read_only", "scopes", "expires_at"],
     properties: {
       object: { const: "session" },
       kind: { enum: ["portal", "dashboard"] },
       app: { type: ["string", "null"] },
       read_only: { type: "boolean" },
+      scopes: {
+        type: ["array", "null"],
+        items: { type: "string" },
+        description:
+          "A dashboard session's scopes, those of what opened it: the dashboard offers only what they cover. Null for a portal session, which `read_only` limits.",
+      },
       expires_at: timestamp,
     },
   },
@@ -85,9 +91,11 @@ async function makeSession(
   const token = newSecret();
   // Nothing a browser session makes outlives it: a portal link made from the dashboard ends
   // when that dashboard session does, at the latest, and comes from the same key.
-  const asked = new Date(Date.now() + seconds * 1000);
+  // Nor does it outlive the key that made it, nor hold more than it: a dashboard session holds
+  // the scopes of the key or the dashboard session that opened it.
   const parent = account.session;
-  const expiresAt = parent && parent.expiresAt < asked ? parent.expiresAt : asked;
+  const ends = [new Date(Date.now() + seconds * 1000), parent?.expiresAt, account.expiresAt];
+  const expiresAt = new Date(Math.min(...ends.filter((d) => d !== undefined).map((d) => d.getTime())));
   const create = (tx: Pick<Prisma.TransactionClient, "session">) =>
     tx.session.create({
       data: {
@@ -100,6 +108,7 @@ async function makeSession(
         expiresAt,
         keyId: parent ? parent.keyId : account.keyId || null,
         parentId: parent?.id ?? null,
+        scopes: kind === "dashboard" ? [...(account.scopes ?? [])] : [],
       },
     });
   // A portal session of an app being deleted is not made, or is revoked with the app's others.
@@ -129,6 +138,8 @@ export const sessionRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/apps/{app}/portal-sessions",
     auth: "account",
+    scope: "portal",
+    oneApp: true,
     tag: "Sessions",
     summary: "Create a portal session",
     description:
@@ -142,6 +153,7 @@ export const sessionRoutes: RouteSpec[] = [
     response: { status: 201, schema: ref("PortalSession"), description: "The session and its link." },
     async handler(ctx: Ctx<{ app: string }, object, { expires_in: number; read_only: boolean }>) {
       const app = await resolveApp(ctx.deps.prisma, ctx.account.id, ctx.params.app, "app");
+      checkAppReach(ctx.account, app.id, "app", ctx.params.app, "app");
       const made = await makeSession(ctx, "portal", app.id, ctx.body.expires_in, ctx.body.read_only);
       return {
         status: 201,
@@ -161,6 +173,8 @@ export const sessionRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/apps/{app}/portal-sessions",
     auth: "account",
+    scope: "portal",
+    oneApp: true,
     tag: "Sessions",
     summary: "Revoke an app's portal sessions",
     description: "Every portal session of the app ends now, links not yet opened included.",
@@ -180,6 +194,7 @@ export const sessionRoutes: RouteSpec[] = [
     },
     async handler({ account, params, deps }: Ctx<{ app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, params.app, "app");
+      checkAppReach(account, app.id, "app", params.app, "app");
       const { count } = await deps.prisma.session.updateMany({
         where: { appId: app.id, kind: "portal", revokedAt: null },
         data: { revokedAt: new Date() },
@@ -191,6 +206,7 @@ export const sessionRoutes: RouteSpec[] = [
     method: "post",
     path: "/v3/dashboard-sessions",
     auth: "account",
+    scope: "any",
     apiKeyOnly: true,
     tag: "Sessions",
     summary: "Create a dashboard session",
@@ -269,6 +285,7 @@ export const sessionRoutes: RouteSpec[] = [
           kind: session.kind,
           app: session.appId,
           read_only: session.readOnly,
+          scopes: session.kind === "dashboard" ? (session.scopes ?? []) : null,
           expires_at: iso(session.expiresAt),
         },
       };
@@ -295,6 +312,7 @@ export const sessionRoutes: RouteSpec[] = [
           kind: account.via,
           app: account.via === "portal" ? account.appId : null,
           read_only: account.readOnly === true,
+          scopes: account.via === "dashboard" ? (account.scopes ?? []) : null,
           expires_at: iso(account.session?.expiresAt ?? null),
         },
       };

@@ -10,12 +10,20 @@ import { deleted, deletedSchema, iso, nullableTimestamp, timestamp } from "../co
  * browser left signed in, can be ended without revoking the key that made it. Ending one ends
  * the portal sessions it made.
  */
-type Row = { id: string; keyId: string | null; tokenUsedAt: Date | null; expiresAt: Date; createdAt: Date };
+type Row = {
+  id: string;
+  keyId: string | null;
+  scopes: string[] | null;
+  tokenUsedAt: Date | null;
+  expiresAt: Date;
+  createdAt: Date;
+};
 
 const serialize = (s: Row) => ({
   id: s.id,
   object: "dashboard_session" as const,
   api_key: s.keyId,
+  scopes: s.scopes ?? [],
   opened_at: iso(s.tokenUsedAt),
   created_at: iso(s.createdAt),
   expires_at: iso(s.expiresAt),
@@ -24,11 +32,16 @@ const serialize = (s: Row) => ({
 export const dashboardSessionSchemas: Record<string, Schema> = {
   DashboardSessionListed: {
     type: "object",
-    required: ["id", "object", "api_key", "opened_at", "created_at", "expires_at"],
+    required: ["id", "object", "api_key", "scopes", "opened_at", "created_at", "expires_at"],
     properties: {
       id: { type: "string" },
       object: { const: "dashboard_session" },
       api_key: { type: ["string", "null"], description: "The API key that made the link." },
+      scopes: {
+        type: "array",
+        items: { type: "string" },
+        description: "What the session may do: the scopes of the key, or the person's role, that opened it.",
+      },
       opened_at: { ...nullableTimestamp, description: "When a browser opened the link; null while unused." },
       created_at: timestamp,
       expires_at: timestamp,
@@ -41,6 +54,7 @@ export const dashboardSessionRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/dashboard-sessions",
     auth: "account",
+    scope: "keys",
     tag: "Sessions",
     summary: "List dashboard sessions",
     description: "The dashboard sessions that have not ended (revoked or expired), newest first.",
@@ -67,6 +81,7 @@ export const dashboardSessionRoutes: RouteSpec[] = [
     method: "delete",
     path: "/v3/dashboard-sessions/{id}",
     auth: "account",
+    scope: "keys",
     tag: "Sessions",
     summary: "Revoke a dashboard session",
     description:

@@ -98,6 +98,7 @@ export const statsRoutes: RouteSpec[] = [
     method: "get",
     path: "/v3/stats/attempts",
     auth: "account",
+    scope: "events:read",
     portal: "read",
     tag: "Attempts",
     summary: "Attempt statistics",
