@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { covers, RESOURCE_SCOPES, type ResourceScope } from "@herald/contracts/scopes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Herald, HeraldPermissionError } from "../../packages/sdk/src/index.ts";
 import { expressPath, type RouteSpec } from "../../services/api-gateway/src/http/route.ts";
 import { routes } from "../../services/api-gateway/src/routes.ts";
 import { browserSessions } from "../support/browserSessions.ts";
@@ -104,6 +105,20 @@ describe("scopes, route by route", () => {
       }
     });
   }
+});
+
+describe("the SDK", () => {
+  it("tells which scope a refused call needs", async () => {
+    const herald = new Herald({ apiKey: single.get("apps:read")!, baseUrl: gw.url, maxRetries: 0 });
+    expect(Array.isArray(await herald.apps.list().toArray())).toBe(true);
+    const refused = await herald.endpoints
+      .list()
+      .toArray()
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(HeraldPermissionError);
+    expect((refused as HeraldPermissionError).requiredScope).toBe("endpoints:read");
+    expect((refused as HeraldPermissionError).code).toBe("insufficient_scope");
+  });
 });
 
 describe("what a key may give", () => {

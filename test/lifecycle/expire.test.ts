@@ -1,5 +1,5 @@
 import { newId } from "@herald/db";
-import { expireEvents } from "@herald/db/lifecycle";
+import { expireEvents, removeExpired } from "@herald/db/lifecycle";
 import { inTransaction } from "@herald/db/pool";
 import { describe, expect, it } from "vitest";
 import { accountWithEndpoint } from "../support/appRows.ts";
@@ -43,5 +43,38 @@ describe("expiring an account's events", () => {
     expect([untargeted, succeeded].every((id) => !rows.some((r) => r.id === id))).toBe(true);
     // A retention longer than the epoch expires nothing, rather than everything.
     expect(await expire(new Date(-1))).toEqual({ events: 0, more: false });
+  });
+});
+
+describe("the audit log's retention", () => {
+  it("keeps records as long as the account's events, or AUDIT_RETENTION when that is longer", async () => {
+    const { account } = await accountWithEndpoint(pool);
+    const { account: keepsLonger } = await accountWithEndpoint(pool);
+    await pool.query("UPDATE accounts SET retention_seconds = 3600 WHERE id = $1", [keepsLonger]);
+    const record = async (accountId: string, ageSeconds: number) => {
+      const id = newId("auditRecord");
+      await pool.query(
+        `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, object_type, created_at)
+         VALUES ($1, $2, 'api_key', 'key_x', 'app.created', 'app', now() - make_interval(secs => $3))`,
+        [id, accountId, ageSeconds],
+      );
+      return id;
+    };
+    const left = async (ids: string[]) =>
+      (
+        await pool.query<{ id: string }>("SELECT id FROM audit_log WHERE id = ANY($1) ORDER BY id", [ids])
+      ).rows.map((r) => r.id);
+    // A default retention of 60 s: a 2-minute-old record goes, unless the account keeps an hour.
+    const old = await record(account, 120);
+    const recent = await record(account, 10);
+    const oldOfLonger = await record(keepsLonger, 120);
+    const ancient = await record(keepsLonger, 7200);
+    await removeExpired(pool, 60_000, 100);
+    expect(await left([old, recent, oldOfLonger, ancient])).toEqual([recent, oldOfLonger].sort());
+    // AUDIT_RETENTION of 3 hours: longer than both, so the 2-hour-old record stays with it.
+    const again = await record(keepsLonger, 7200);
+    const older = await record(account, 4 * 3600);
+    await removeExpired(pool, 60_000, 100, 3 * 3_600_000);
+    expect(await left([again, older])).toEqual([again]);
   });
 });

@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { generate, generatedPath, openApiDocument } from "../../packages/sdk/scripts/generate.ts";
 import { tsType } from "../../packages/sdk/scripts/openapiTypes.ts";
-import { Herald, sdkMethods, uncoveredOperations, VERSION } from "../../packages/sdk/src/index.ts";
+import {
+  Herald,
+  sdkMethods,
+  operations as table,
+  uncoveredOperations,
+  VERSION,
+} from "../../packages/sdk/src/index.ts";
 
 const doc = openApiDocument();
 const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
@@ -13,6 +19,14 @@ describe("the SDK's generated types", () => {
   it("are what the gateway's current OpenAPI document generates", () => {
     // On failure: `pnpm --filter @herald/sdk generate`, then give any new operation a method.
     expect(readFileSync(generatedPath, "utf8") === generate(), "regenerate the SDK's types").toBe(true);
+  });
+
+  it("carry each operation's scope, as the document names it", () => {
+    for (const { op } of operations) {
+      const row = table[op.operationId as keyof typeof table] as { scope?: string };
+      expect(row.scope, op.operationId).toBe(op["x-herald-scope"]);
+    }
+    expect(table.sendEvent.scope).toBe("events:write");
   });
 
   it("come from JSON Schema the generator understands, or it stops", () => {

@@ -5,6 +5,7 @@
  * - `<resource>:write` covers `<resource>:read`: a key that may change endpoints may read them.
  * - `portal` makes and ends portal sessions (links to one app's portal).
  * - `keys` manages credentials: API keys, and the account's dashboard sessions.
+ * - `audit_log:read` reads the audit log.
  * - `*` is every scope, now and to come: what keys made before scopes hold.
  */
 export const RESOURCE_SCOPES = [
@@ -18,6 +19,7 @@ export const RESOURCE_SCOPES = [
   "event_types:read",
   "portal",
   "keys",
+  "audit_log:read",
 ] as const;
 
 export type ResourceScope = (typeof RESOURCE_SCOPES)[number];

@@ -17,6 +17,7 @@ export const idPrefixes = {
   replay: "rpl",
   message: "msg",
   session: "ses",
+  auditRecord: "aud",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

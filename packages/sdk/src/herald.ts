@@ -3,6 +3,7 @@ import type { HeraldOptions } from "./options.ts";
 import { ApiKeys } from "./resources/apiKeys.ts";
 import { Apps } from "./resources/apps.ts";
 import { Attempts } from "./resources/attempts.ts";
+import { AuditLog } from "./resources/auditLog.ts";
 import { Endpoints } from "./resources/endpoints.ts";
 import { Events } from "./resources/events.ts";
 import { EventTypes } from "./resources/eventTypes.ts";
@@ -25,6 +26,7 @@ export class Herald {
   readonly apiKeys: ApiKeys;
   readonly portalSessions: PortalSessions;
   readonly dashboardSessions: DashboardSessions;
+  readonly auditLog: AuditLog;
   /** The gateway this client calls, without a trailing slash. */
   readonly baseUrl: string;
 
@@ -41,5 +43,6 @@ export class Herald {
     this.apiKeys = new ApiKeys(transport);
     this.portalSessions = new PortalSessions(transport);
     this.dashboardSessions = new DashboardSessions(transport);
+    this.auditLog = new AuditLog(transport);
   }
 }

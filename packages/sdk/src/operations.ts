@@ -73,4 +73,5 @@ export const sdkMethods = {
   createDashboardSession: "dashboardSessions.create",
   listDashboardSessions: "dashboardSessions.list",
   revokeDashboardSession: "dashboardSessions.revoke",
+  listAuditLog: "auditLog.list",
 } as const satisfies Record<CoveredOperationId, string>;

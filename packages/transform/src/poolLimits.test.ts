@@ -125,23 +125,24 @@ describe("what a run may not do, and whose turn it is", () => {
   });
 
   it("ends a batch once it has taken its budget: the runs not started wait their turn again, and succeed", async () => {
-    await withOneWorker({}, async (one) => {
-      // About 80 ms a run, so a batch of 15 is cut after about 4: one of 15 is cut even should
-      // the machine's load make a run 3.5 times as long or short as measured (21 to 300 ms).
+    await withOneWorker({ timeoutMs: 600 }, async (one) => {
+      // About 100 ms a run against a budget of 600 ms, so a batch of 23 is cut after about 6:
+      // one of 23 is cut, and none runs out, even should the machine's load make a run up to 3.8
+      // times shorter or 6 times longer than measured (27 to 600 ms).
       const source = `function handler(w) {
         let n = 0;
         for (let i = 0; i < w.payload.spin; i++) n += i;
         w.payload = w.event_id + ":" + (n > 0);
         return w;
       }`;
-      const spin = await calibrate(one, source, 80);
+      const spin = await calibrate(one, source, 100);
       const runs = await Promise.all(
-        Array.from({ length: 16 }, (_, i) =>
+        Array.from({ length: 24 }, (_, i) =>
           one.run("ep_long", source, input({ event_id: `evt_${i}`, payload: { spin } }), AT),
         ),
       );
       expect(runs.map((r) => ("body" in r ? r.body : null))).toEqual(
-        Array.from({ length: 16 }, (_, i) => `evt_${i}:true`),
+        Array.from({ length: 24 }, (_, i) => `evt_${i}:true`),
       );
       expect(one.counts.deferred).toBeGreaterThan(0);
       expect(one.counts.failures).toBe(0);

@@ -154,6 +154,9 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // The client's address (`req.ip`, in the audit log) from the proxies' X-Forwarded-For, as
+  // many hops back as are trusted; none by default, where anyone could write the header.
+  app.set("trust proxy", config.trustProxy);
   app.use(observeRequests(registry));
   app.use(securityHeaders);
   app.get("/metrics", async (_req, res) => {

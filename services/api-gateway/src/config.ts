@@ -32,6 +32,12 @@ export type GatewayConfig = {
   listenMaxPerAccount: number;
   /** Where browsers reach this gateway: the base of portal and dashboard links. */
   publicUrl: string;
+  /**
+   * TRUST_PROXY: how many proxies in front of the gateway (a load balancer, an ingress) add
+   * `X-Forwarded-For`, so the audit log records the client's address and not theirs; 0 (the
+   * default): none, the connection's own address.
+   */
+  trustProxy: number;
   /** TRANSFORMATION_*: how endpoints' transformations are compiled on save and tried. */
   transformations: { workers: number; timeoutMs: number; memoryBytes: number };
   /** DESTINATION_TYPES: the endpoint types accepted; others are a 400 at `url`. */
@@ -83,6 +89,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     publicUrl: r
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),
+    trustProxy: r.int("TRUST_PROXY", 0, { min: 0, max: 10 }),
     webDist: r.string("WEB_DIST", DEFAULT_WEB_DIST),
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.

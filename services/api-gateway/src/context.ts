@@ -4,6 +4,7 @@ import type { DatabaseOutage } from "@herald/db/outage";
 import type { Logger } from "@herald/runtime";
 import type { TransformPool } from "@herald/transform";
 import type { Request } from "express";
+import type { AuditBy, AuditTarget, AuditTx } from "./audit/record.ts";
 import type { Caches } from "./cache.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { EventWriter } from "./eventWriter.ts";
@@ -65,6 +66,13 @@ export type Ctx<P = Record<string, string>, Q = Record<string, unknown>, B = Rec
   body: B;
   deps: Deps;
   req: Request;
+  /**
+   * Records the route's `audit` action on `target` in the audit log, by the caller, with the
+   * names of the body's fields: call it in the transaction of the change (audit/record.ts).
+   * `by`: the account and actor, where the route's caller is not authenticated (opening a
+   * session, signing in).
+   */
+  audit(tx: AuditTx, target: AuditTarget, by?: AuditBy): Promise<void>;
 };
 
 export type Reply = { status?: number; body: unknown; headers?: Record<string, string> };

@@ -1,3 +1,4 @@
+import { auditRoutes, auditSchemas } from "./audit/routes.ts";
 import type { RouteSpec, Schema } from "./http/route.ts";
 import { listenRoutes } from "./listen/route.ts";
 import { adminRoutes, adminSchemas } from "./resources/admin/index.ts";
@@ -62,6 +63,7 @@ export const routes: RouteSpec[] = [
   ...apiKeyRoutes,
   ...sessionRoutes,
   ...dashboardSessionRoutes,
+  ...auditRoutes,
   ...adminRoutes,
 ];
 
@@ -82,5 +84,6 @@ export const componentSchemas: Record<string, Schema> = {
   ...dashboardSessionSchemas,
   ...statsSchemas,
   ...endpointHealthSchemas,
+  ...auditSchemas,
   ...adminSchemas,
 };

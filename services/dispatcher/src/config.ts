@@ -28,6 +28,11 @@ export type DispatcherConfig = {
   releaseIntervalMs: number;
   /** How long an account's events are kept, unless the account has a retention of its own. */
   retentionMs: number;
+  /**
+   * AUDIT_RETENTION: how long the audit log is kept when that is longer than the account's
+   * retention (which it never is shorter than); 0, the default: as long as the account's events.
+   */
+  auditRetentionMs: number;
   /** How often one dispatcher removes what retention and housekeeping let go. */
   maintenanceIntervalMs: number;
   /** The time each partition of the delivery log covers: retention drops it whole. */
@@ -81,6 +86,7 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
     },
     releaseIntervalMs: r.duration("RELEASE_INTERVAL", 100),
     retentionMs: r.duration("RETENTION", 30 * 86_400_000),
+    auditRetentionMs: r.duration("AUDIT_RETENTION", 0),
     maintenanceIntervalMs: r.duration("MAINTENANCE_INTERVAL", 60_000),
     partitionIntervalMs: r.duration("PARTITION_INTERVAL", 86_400_000),
     ...r.health(8081),
@@ -98,6 +104,10 @@ export function loadConfig(env: Env = process.env): DispatcherConfig {
   r.check(
     config.retentionMs >= 1000 && config.retentionMs <= RETENTION_MAX_SECONDS * 1000,
     "RETENTION must be from 1s to 3660d (ten years)",
+  );
+  r.check(
+    config.auditRetentionMs <= RETENTION_MAX_SECONDS * 1000,
+    "AUDIT_RETENTION must be at most 3660d (ten years)",
   );
   r.check(config.maintenanceIntervalMs >= 100, "MAINTENANCE_INTERVAL must be at least 100ms");
   // A partition goes once its newest event is past the retention: an event is kept at most one

@@ -17,7 +17,8 @@ import { repeat } from "./repeat.ts";
 
 /**
  * Retention and housekeeping, every MAINTENANCE_INTERVAL (and once at start):
- * 1. expired sessions, and replays completed before their account's retention;
+ * 1. expired sessions, replays completed before their account's retention, and audit records
+ *    past it (or past AUDIT_RETENTION, when that is longer);
  * 2. the delivery log's partitions: ranges made ahead of time (two PARTITION_INTERVALs, and at
  *    least three passes, ahead), and ranges older than the longest retention (RETENTION or an
  *    account's own, whichever is longer) dropped whole, unless a delivery in one is still on its
@@ -43,6 +44,8 @@ export type MaintenancePass = {
   events: number;
   sessions: number;
   replays: number;
+  /** Audit records past their retention. */
+  audit: number;
   /** `herald listen` endpoints deleted because their lease ran out. */
   listeners: number;
   /** Partitions (each a range of the three tables) made, and dropped. */
@@ -127,6 +130,7 @@ export async function maintainOnce(
     events: 0,
     sessions: 0,
     replays: 0,
+    audit: 0,
     listeners: 0,
     created: 0,
     dropped: 0,
@@ -134,7 +138,9 @@ export async function maintainOnce(
     done: false,
     last: resumeAfter,
   };
-  const housekept = await claimed(deps, (tx) => removeExpired(tx, config.retentionMs, BATCH));
+  const housekept = await claimed(deps, (tx) =>
+    removeExpired(tx, config.retentionMs, BATCH, config.auditRetentionMs),
+  );
   if (!housekept) return pass;
   Object.assign(pass, housekept);
   // Not in the way of the partitions' work: a failure here waits for the next pass.
@@ -207,7 +213,7 @@ export async function maintainOnce(
     }
     waiting = next;
   }
-  return { ...pass, done: pass.sessions < BATCH && pass.replays < BATCH, last: null };
+  return { ...pass, done: pass.sessions < BATCH && pass.replays < BATCH && pass.audit < BATCH, last: null };
 }
 
 export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
@@ -223,7 +229,7 @@ export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
       try {
         const pass = await maintainOnce(deps, resumeAfter, fannedOut);
         resumeAfter = pass.last;
-        if (pass.events || pass.sessions || pass.replays || pass.dropped) {
+        if (pass.events || pass.sessions || pass.replays || pass.audit || pass.dropped) {
           deps.metrics.expired.inc(pass.events);
           deps.logger.info(
             {
@@ -231,6 +237,7 @@ export function startMaintenance(deps: DispatcherDeps): () => Promise<void> {
               partitionsDropped: pass.dropped,
               sessions: pass.sessions,
               replays: pass.replays,
+              audit: pass.audit,
               more: !pass.done,
             },
             "retention: expired rows removed",

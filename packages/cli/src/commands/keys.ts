@@ -16,6 +16,7 @@ const SCOPES = [
   "event_types:read",
   "portal",
   "keys",
+  "audit_log:read",
   "*",
 ] as const;
 

@@ -92,7 +92,8 @@ export async function removeExpired(
   pool: Queryable,
   defaultRetentionMs: number,
   limit: number,
-): Promise<{ sessions: number; replays: number }> {
+  auditRetentionMs = 0,
+): Promise<{ sessions: number; replays: number; audit: number }> {
   const sessions = await pool.query(
     `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < now() LIMIT $1)`,
     [limit],
@@ -105,5 +106,13 @@ export async function removeExpired(
        LIMIT $2)`,
     [defaultRetentionMs, limit],
   );
-  return { sessions: sessions.rowCount ?? 0, replays: replays.rowCount ?? 0 };
+  // The audit log: as long as the account's events, or AUDIT_RETENTION when that is longer.
+  const audit = await pool.query(
+    `DELETE FROM audit_log WHERE id IN (
+       SELECT l.id FROM audit_log l JOIN accounts a ON a.id = l.account_id
+       WHERE l.created_at < now() - GREATEST(COALESCE(a.retention_seconds::bigint * 1000, $1::bigint), $3::bigint) * interval '1 millisecond'
+       LIMIT $2)`,
+    [defaultRetentionMs, limit, auditRetentionMs],
+  );
+  return { sessions: sessions.rowCount ?? 0, replays: replays.rowCount ?? 0, audit: audit.rowCount ?? 0 };
 }

@@ -321,7 +321,7 @@ export type ApiKey = {
   /** The secret key. Present only in the response that created it. */
   key?: string;
   /** What the key may do: `events:write`, `events:read`, `endpoints:write`, `endpoints:read`, `apps:write`, `apps:read`, `event_types:write`, `event_types:read`, `portal` (portal sessions), `keys` (API keys and dashboard sessions), or `*` for all. A `:write` scope covers its `:read`. Each operation's scope is its `x-herald-scope` in this document. */
-  scopes: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "*">;
+  scopes: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "audit_log:read" | "*">;
   /** The one app whose objects the key reaches; null: the whole account. */
   app: string | null;
   /** When the key stops working; null: never. */
@@ -454,6 +454,32 @@ export type EndpointHealth = {
   last_attempt_at: string | null;
   /** Since when every attempt has failed; null while it succeeds. */
   failing_since: string | null;
+};
+
+export type AuditRecord = {
+  id: string;
+  object: "audit_record";
+  /** What was done, `<object>.<verb>`: `app.created`, `endpoint.secret_rotated`, `api_key.revoked`, `session.opened`… Each operation's is `x-herald-audit` in this document. */
+  action: string;
+  actor: {
+    type: "api_key" | "dashboard_session" | "portal_session" | "person" | "operator";
+    /** The key's or the session's id; `admin_token` for the operator. */
+    id: string;
+    /** A signed-in person's email. */
+    name: string | null;
+  };
+  target: {
+    type: string;
+    /** Its id (an event type's name). */
+    id: string | null;
+  };
+  /** The names of the fields the request sent. Never their values. */
+  fields: string[];
+  /** The request's `Request-Id`. */
+  request_id: string | null;
+  /** The address the request came from. */
+  source_ip: string | null;
+  created_at: string;
 };
 
 export type Account = {
@@ -1213,7 +1239,7 @@ export type Operations = {
     body: {
       name?: string;
       /** What the key may do: `events:write`, `events:read`, `endpoints:write`, `endpoints:read`, `apps:write`, `apps:read`, `event_types:write`, `event_types:read`, `portal` (portal sessions), `keys` (API keys and dashboard sessions), or `*` for all. A `:write` scope covers its `:read`. Each operation's scope is its `x-herald-scope` in this document. */
-      scopes?: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "*">;
+      scopes?: Array<"events:write" | "events:read" | "endpoints:write" | "endpoints:read" | "apps:write" | "apps:read" | "event_types:write" | "event_types:read" | "portal" | "keys" | "audit_log:read" | "*">;
       /** Confine the key to this app (its id or uid): it reaches nothing else. */
       app?: string;
       /** When the key stops working (ISO 8601 or unix seconds). */
@@ -1362,6 +1388,38 @@ export type Operations = {
       id: string;
       object: "dashboard_session";
       deleted: true;
+    };
+  };
+  /** List the audit log: `GET /v3/audit-log` (scope `audit_log:read`) */
+  listAuditLog: {
+    params: Record<string, never>;
+    query: {
+      /**
+       * Page size, 1 to 100. Anything else is a 400; it is never clamped.
+       * @default 25
+       */
+      limit?: number;
+      /** An id from the list: return the objects after it (older). */
+      starting_after?: string;
+      /** An id from the list: return the objects before it (newer). */
+      ending_before?: string;
+      /** Only this actor's: a key's or a session's id, or a person's email. */
+      actor?: string;
+      /** Only this action (`endpoint.updated`), or every action on a kind of object (`endpoint.`). */
+      action?: string;
+      /** Only changes to this object (its id). */
+      object?: string;
+      /** Only records made at or after this time. */
+      since?: string | number;
+      /** Only records made before this time. */
+      until?: string | number;
+    };
+    body: undefined;
+    response: {
+      object: "list";
+      data: AuditRecord[];
+      /** Whether another page follows in this direction. */
+      has_more: boolean;
     };
   };
   /** Create an account: `POST /admin/accounts` */
@@ -1590,6 +1648,7 @@ export const operations = {
   browserSession: { method: "GET", path: "/session" },
   endBrowserSession: { method: "DELETE", path: "/session" },
   revokeDashboardSession: { method: "DELETE", path: "/v3/dashboard-sessions/{id}", scope: "keys" },
+  listAuditLog: { method: "GET", path: "/v3/audit-log", scope: "audit_log:read" },
   createAccount: { method: "POST", path: "/admin/accounts" },
   listAccounts: { method: "GET", path: "/admin/accounts" },
   retrieveAccount: { method: "GET", path: "/admin/accounts/{id}" },

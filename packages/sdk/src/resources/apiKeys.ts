@@ -7,12 +7,15 @@ import type { PageIterator } from "../paging.ts";
 export class ApiKeys {
   constructor(private readonly transport: Transport) {}
 
-  /** `POST /v3/api-keys`: the secret `key` is in this response only. */
+  /**
+   * `POST /v3/api-keys` (scope `keys`): the secret `key` is in this response only. `scopes`,
+   * `app` and `expires_at` narrow it; by default it holds what the calling key holds.
+   */
   create(params: Body<"createApiKey"> = {}, options?: RequestOptions): Promise<ApiKey> {
     return this.transport.call("createApiKey", { body: params }, options);
   }
 
-  /** `GET /v3/api-keys` */
+  /** `GET /v3/api-keys` (scope `keys`) */
   list(
     query: Query<"listApiKeys"> = {},
     options?: RequestOptions,
@@ -20,7 +23,7 @@ export class ApiKeys {
     return this.transport.list("listApiKeys", undefined, query, options);
   }
 
-  /** `DELETE /v3/api-keys/{id}` */
+  /** `DELETE /v3/api-keys/{id}` (scope `keys`) */
   revoke(id: string, options?: RequestOptions): Promise<Result<"revokeApiKey">> {
     return this.transport.call("revokeApiKey", { params: { id } }, options);
   }

@@ -13,6 +13,7 @@ const NAV: NavItem[] = [
   { href: "/dashboard/event-types", label: "Event types" },
   { href: "/dashboard/events", label: "Events" },
   { href: "/dashboard/attempts", label: "Attempts" },
+  { href: "/dashboard/audit-log", label: "Audit log" },
 ];
 
 type State =

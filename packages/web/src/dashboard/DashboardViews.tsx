@@ -4,6 +4,7 @@ import { useFocusOnChange } from "../ui/useFocusOnChange.ts";
 import { Apps } from "./Apps.tsx";
 import { AppView } from "./AppView.tsx";
 import { AttemptsAcross } from "./AttemptsAcross.tsx";
+import { AuditLog } from "./AuditLog.tsx";
 import { EventsAcross } from "./EventsAcross.tsx";
 import { EditEventType, NewEventType } from "./EventTypeForm.tsx";
 import { EventTypes } from "./EventTypes.tsx";
@@ -27,5 +28,6 @@ export function DashboardViews() {
   if (type) return <EditEventType key={type} name={type} />;
   if (rest === "/dashboard/events") return <EventsAcross />;
   if (rest === "/dashboard/attempts") return <AttemptsAcross />;
+  if (rest === "/dashboard/audit-log") return <AuditLog />;
   return <Empty title="Not found">There is nothing at this address.</Empty>;
 }

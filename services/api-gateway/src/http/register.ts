@@ -1,5 +1,6 @@
 import type { Express, NextFunction, Request, Response } from "express";
-import type { Account, Deps, Reply } from "../context.ts";
+import { actorOf, recordAudit } from "../audit/record.ts";
+import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { checkAccess } from "./access.ts";
 import { authenticateKey, checkAdminToken } from "./auth.ts";
 import { parseBody, parseFormJson } from "./body.ts";
@@ -105,8 +106,19 @@ async function handle(route: RouteSpec, req: Request, res: Response, account: Ac
   }
   checkStorable([body], req.isForm ? undefined : req.rawJson);
   validate(bodySchema, body, { coerce: req.isForm === true });
+  const audit: Ctx["audit"] = (tx, target, by) => {
+    if (!route.audit) throw new Error(`${route.method} ${route.path} records no audit action`);
+    return recordAudit(tx, {
+      accountId: by?.accountId ?? account.id,
+      actor: by?.actor ?? actorOf(account),
+      action: route.audit,
+      target,
+      fields: Object.keys(body),
+      request: req,
+    });
+  };
   const run = (): Promise<Reply> =>
-    route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req });
+    route.handler({ account, params: req.params as Record<string, string>, query, body, deps, req, audit });
   const key = req.headers["idempotency-key"];
   const reply =
     route.method === "post" && route.auth === "account" && typeof key === "string"

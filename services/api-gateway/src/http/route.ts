@@ -37,6 +37,13 @@ export type RouteSpec = Access & {
    * route with `portal` does. Any other route spans the account and is a 403 to such a key.
    */
   oneApp?: true;
+  /**
+   * What a successful call records in the audit log (`app.created`): the handler calls
+   * `ctx.audit` in the transaction of its change. Every route that changes something names one;
+   * `false` for a POST or DELETE that changes nothing an audit follows (a dry run, a test run;
+   * sending events, which are their own record).
+   */
+  audit?: string | false;
   tag: Tag;
   summary: string;
   description?: string;

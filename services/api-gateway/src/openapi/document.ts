@@ -32,6 +32,8 @@ export type Operation = {
    * (`@herald/contracts/scopes`); `any`: every credential may.
    */
   "x-herald-scope"?: string;
+  /** The action a successful call records in the audit log (`app.created`). */
+  "x-herald-audit"?: string;
   parameters: {
     name: string;
     in: "path" | "query" | "header";
@@ -139,6 +141,7 @@ function operation(route: RouteSpec): Operation {
     ...(route.description ? { description: route.description } : {}),
     security: route.auth === "none" ? [] : [{ [route.auth === "admin" ? "adminToken" : "apiKey"]: [] }],
     ...(route.auth === "account" ? { "x-herald-scope": route.scope } : {}),
+    ...(route.audit ? { "x-herald-audit": route.audit } : {}),
     parameters: [
       ...Object.entries(route.params ?? {}).map(([name, description]) => ({
         name,

@@ -18,6 +18,8 @@ export const TAGS = {
   Sessions:
     "Links that open the portal for one app (for your customer) or the dashboard for your account, and the sessions behind them.",
   "API keys": "The account's API keys: create, list and revoke. A key is shown once, when created.",
+  "Audit log":
+    "Who changed what in the account, when and from where: every change made through the API, the dashboard or the portal, recorded with the change.",
   Operator:
     "For the installation's operator, with `ADMIN_TOKEN`: accounts and how long their events are kept.",
 } as const;

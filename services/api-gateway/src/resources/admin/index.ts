@@ -1,5 +1,6 @@
 import { isId, newId } from "@herald/db";
 import { RETENTION_MAX_SECONDS } from "@herald/db/lifecycle";
+import type { Actor } from "../../audit/record.ts";
 import type { Ctx } from "../../context.ts";
 import { notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
@@ -35,11 +36,15 @@ export const adminSchemas: Record<string, Schema> = {
   },
 };
 
+/** The operator, in the audit log: whoever holds ADMIN_TOKEN. */
+const OPERATOR: Actor = { type: "operator", id: "admin_token" };
+
 export const adminRoutes: RouteSpec[] = [
   {
     method: "post",
     path: "/admin/accounts",
     auth: "admin",
+    audit: "account.created",
     tag: "Operator",
     summary: "Create an account",
     description:
@@ -51,9 +56,10 @@ export const adminRoutes: RouteSpec[] = [
       properties: { name: { type: "string", minLength: 1, maxLength: 256 } },
     },
     response: { status: 201, schema: ref("AccountWithKey"), description: "The account and its key." },
-    async handler({ body, deps }: Ctx<object, object, { name: string }>) {
+    async handler({ body, deps, audit }: Ctx<object, object, { name: string }>) {
       const result = await deps.prisma.$transaction(async (tx) => {
         const account = await tx.account.create({ data: { id: newId("account"), name: body.name } });
+        await audit(tx, { type: "account", id: account.id }, { accountId: account.id, actor: OPERATOR });
         return { account: serializeAccount(account), api_key: await createApiKey(tx, account.id, "default") };
       });
       return { status: 201, body: result };
@@ -94,6 +100,7 @@ export const adminRoutes: RouteSpec[] = [
     method: "post",
     path: "/admin/accounts/{id}",
     auth: "admin",
+    audit: "account.updated",
     tag: "Operator",
     summary: "Update an account",
     description:
@@ -112,14 +119,18 @@ export const adminRoutes: RouteSpec[] = [
       params,
       body,
       deps,
+      audit,
     }: Ctx<{ id: string }, object, { name?: string; retention_seconds?: number | null }>) {
       const found = await findAccount(deps, params.id);
-      const updated = await deps.prisma.account.update({
-        where: { id: found.id },
-        data: {
-          ...(body.name !== undefined ? { name: body.name } : {}),
-          ...(body.retention_seconds !== undefined ? { retentionSeconds: body.retention_seconds } : {}),
-        },
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        await audit(tx, { type: "account", id: found.id }, { accountId: found.id, actor: OPERATOR });
+        return tx.account.update({
+          where: { id: found.id },
+          data: {
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.retention_seconds !== undefined ? { retentionSeconds: body.retention_seconds } : {}),
+          },
+        });
       });
       return { body: serializeAccount(updated) };
     },

@@ -143,6 +143,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     path: "/v3/api-keys",
     auth: "account",
     scope: "keys",
+    audit: "api_key.created",
     oneApp: true,
     apiKeyOnly: true,
     tag: "API keys",
@@ -163,12 +164,14 @@ export const apiKeyRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("ApiKey"), description: "The key, with its secret." },
-    async handler({ account, body, deps }: Ctx<object, object, CreateBody>) {
+    async handler({ account, body, deps, audit }: Ctx<object, object, CreateBody>) {
       const grant = await grantOf(account, body, deps);
-      return {
-        status: 201,
-        body: await createApiKey(deps.prisma, account.id, body.name ?? null, undefined, grant),
-      };
+      const made = await deps.prisma.$transaction(async (tx) => {
+        const key = await createApiKey(tx, account.id, body.name ?? null, undefined, grant);
+        await audit(tx, { type: "api_key", id: key.id });
+        return key;
+      });
+      return { status: 201, body: made };
     },
   },
   {
@@ -203,6 +206,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     path: "/v3/api-keys/{id}",
     auth: "account",
     scope: "keys",
+    audit: "api_key.revoked",
     oneApp: true,
     apiKeyOnly: true,
     tag: "API keys",
@@ -211,24 +215,27 @@ export const apiKeyRoutes: RouteSpec[] = [
       "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself; a key confined to an app, only the keys confined to it. Only an API key may revoke one: a browser session gets a `403`.",
     params: { id: "The key's id." },
     response: { status: 200, schema: deletedSchema("api_key"), description: "The key was revoked." },
-    async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      const changed = isId("apiKey", params.id)
-        ? await deps.prisma.apiKey.updateMany({
-            where: {
-              id: params.id,
-              accountId: account.id,
-              revokedAt: null,
-              ...(account.appId ? { appId: account.appId } : {}),
-            },
-            data: { revokedAt: new Date() },
-          })
-        : { count: 0 };
-      if (!changed.count) throw notFound("API key", params.id);
-      // Every browser session the key led to ends with it: a leaked key's dashboard and portal
-      // links must not outlive its revocation.
-      await deps.prisma.session.updateMany({
-        where: { accountId: account.id, keyId: params.id, revokedAt: null },
-        data: { revokedAt: new Date() },
+    async handler({ account, params, deps, audit }: Ctx<{ id: string }>) {
+      if (!isId("apiKey", params.id)) throw notFound("API key", params.id);
+      await deps.prisma.$transaction(async (tx) => {
+        const revokedAt = new Date();
+        const changed = await tx.apiKey.updateMany({
+          where: {
+            id: params.id,
+            accountId: account.id,
+            revokedAt: null,
+            ...(account.appId ? { appId: account.appId } : {}),
+          },
+          data: { revokedAt },
+        });
+        if (!changed.count) throw notFound("API key", params.id);
+        // Every browser session the key led to ends with it: a leaked key's dashboard and portal
+        // links must not outlive its revocation.
+        await tx.session.updateMany({
+          where: { accountId: account.id, keyId: params.id, revokedAt: null },
+          data: { revokedAt },
+        });
+        await audit(tx, { type: "api_key", id: params.id });
       });
       deps.caches.keys.clear();
       return { body: deleted(params.id, "api_key") };

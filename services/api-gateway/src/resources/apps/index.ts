@@ -70,18 +70,23 @@ export const appRoutes: RouteSpec[] = [
     path: "/v3/apps",
     auth: "account",
     scope: "apps:write",
+    audit: "app.created",
     tag: "Apps",
     summary: "Create an app",
     description:
       "An app is the record of one of your customers. Pass `uid` to name it by your own id from then on.",
     body: { type: "object", additionalProperties: false, required: ["name"], properties: { uid, name } },
     response: { status: 201, schema: ref("App"), description: "The app." },
-    async handler({ account, body, deps }: Ctx<object, object, CreateBody>) {
+    async handler({ account, body, deps, audit }: Ctx<object, object, CreateBody>) {
       checkUid(body.uid);
       const app = await uniqueUid(
         () =>
-          deps.prisma.app.create({
-            data: { id: newId("app"), accountId: account.id, uid: body.uid ?? null, name: body.name },
+          deps.prisma.$transaction(async (tx) => {
+            const made = await tx.app.create({
+              data: { id: newId("app"), accountId: account.id, uid: body.uid ?? null, name: body.name },
+            });
+            await audit(tx, { type: "app", id: made.id });
+            return made;
           }),
         body.uid,
       );
@@ -137,6 +142,7 @@ export const appRoutes: RouteSpec[] = [
     path: "/v3/apps/{app}",
     auth: "account",
     scope: "apps:write",
+    audit: "app.updated",
     oneApp: true,
     tag: "Apps",
     summary: "Update an app",
@@ -152,6 +158,7 @@ export const appRoutes: RouteSpec[] = [
       params,
       body,
       deps,
+      audit,
     }: Ctx<{ app: string }, object, Partial<{ uid: string | null; name: string }>>) {
       checkUid(body.uid);
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
@@ -159,12 +166,15 @@ export const appRoutes: RouteSpec[] = [
       const app = await uniqueUid(async () => {
         try {
           // Not an app deleted since it was resolved: its uid must stay free.
-          const { count } = await deps.prisma.app.updateMany({
-            where: { id, deletedAt: null },
-            data: { ...body, updatedAt: new Date() },
+          return await deps.prisma.$transaction(async (tx) => {
+            const { count } = await tx.app.updateMany({
+              where: { id, deletedAt: null },
+              data: { ...body, updatedAt: new Date() },
+            });
+            if (!count) throw notFound("app", params.app, "app");
+            await audit(tx, { type: "app", id });
+            return await tx.app.findUniqueOrThrow({ where: { id } });
           });
-          if (!count) throw notFound("app", params.app, "app");
-          return await deps.prisma.app.findUniqueOrThrow({ where: { id } });
         } finally {
           deps.caches.apps.clear();
         }
@@ -177,6 +187,7 @@ export const appRoutes: RouteSpec[] = [
     path: "/v3/apps/{app}",
     auth: "account",
     scope: "apps:write",
+    audit: "app.deleted",
     oneApp: true,
     tag: "Apps",
     summary: "Delete an app",
@@ -184,7 +195,7 @@ export const appRoutes: RouteSpec[] = [
       "Deletes the app with its endpoints, events, deliveries and attempts. It is gone from every read at once, its `uid` free again, and nothing more is sent to its endpoints; what it held is removed in the background.",
     params: { app: "The app's id or uid." },
     response: { status: 200, schema: deletedSchema("app"), description: "The app was deleted." },
-    async handler({ account, params, deps }: Ctx<{ app: string }>) {
+    async handler({ account, params, deps, audit }: Ctx<{ app: string }>) {
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
       checkAppReach(account, id, "app", params.app, "app");
       const deletedAt = new Date();
@@ -197,6 +208,7 @@ export const appRoutes: RouteSpec[] = [
           data: { deletedAt, uid: null, updatedAt: deletedAt },
         });
         if (!marked.count) throw notFound("app", params.app, "app");
+        await audit(tx, { type: "app", id });
         await tx.endpoint.updateMany({ where: { appId: id, deletedAt: null }, data: { deletedAt } });
         await tx.session.updateMany({
           where: { appId: id, revokedAt: null },

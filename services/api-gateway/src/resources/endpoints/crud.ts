@@ -167,13 +167,17 @@ async function checkedInput(deps: Deps, account: Account, body: EndpointInput, c
 
 export type CreateInput = EndpointInput & { url: string; secret?: string };
 
-/** Creates an endpoint of `app` (named by `ref` in `req`), checked, with its secret. */
+/**
+ * Creates an endpoint of `app` (named by `ref` in `req`), checked, with its secret, and records
+ * it in the audit log with it.
+ */
 export async function createEndpoint(
   deps: Deps,
   account: Account,
   req: Answerable,
   app: { id: string; ref: string; operational: boolean },
   body: CreateInput,
+  audit: Ctx["audit"],
 ) {
   const input = await checkedInput(deps, account, body, { req, operational: app.operational });
   checkAuthFits(input.url!, body);
@@ -187,6 +191,7 @@ export async function createEndpoint(
   const id = newId("endpoint");
   const created = await withLiveApp(deps.prisma, { id: app.id, ref: app.ref, param: "app" }, async (tx) => {
     await checkEndpointRoom(tx, app.id, app.ref, deps.config.endpointsPerAppMax);
+    await audit(tx, { type: "endpoint", id });
     return tx.endpoint.create({
       data: {
         id,
@@ -207,9 +212,15 @@ export async function createEndpoint(
 
 /**
  * Marks the endpoint deleted and announces it (`endpoint.deleted.v1`: the dispatcher drops its
- * open deliveries), in one transaction; false when it was deleted already.
+ * open deliveries), in one transaction, with its audit record when a request deletes it; false
+ * when it was deleted already.
  */
-export async function deleteEndpoint(deps: Deps, accountId: string, endpointId: string): Promise<boolean> {
+export async function deleteEndpoint(
+  deps: Deps,
+  accountId: string,
+  endpointId: string,
+  audit?: Ctx["audit"],
+): Promise<boolean> {
   const deletedAt = new Date();
   const row = await deps.prisma.$transaction(async (tx) => {
     const changed = await tx.endpoint.updateMany({
@@ -217,6 +228,7 @@ export async function deleteEndpoint(deps: Deps, accountId: string, endpointId: 
       data: { deletedAt },
     });
     if (changed.count === 0) return null;
+    await audit?.(tx, { type: "endpoint", id: endpointId });
     return deps.outbox.stage(tx, "endpoint.deleted.v1", {
       endpoint_id: endpointId,
       account_id: accountId,
@@ -233,6 +245,7 @@ export const endpointRoutes: RouteSpec[] = [
     path: "/v3/endpoints",
     auth: "account",
     scope: "endpoints:write",
+    audit: "endpoint.created",
     portal: "write",
     tag: "Endpoints",
     summary: "Create an endpoint",
@@ -254,10 +267,10 @@ export const endpointRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint." },
-    async handler({ account, body, deps, req }: Ctx<object, object, CreateInput & { app: string }>) {
+    async handler({ account, body, deps, req, audit }: Ctx<object, object, CreateInput & { app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, body.app, "app");
       checkAppReach(account, app.id, "app", body.app, "app");
-      const created = await createEndpoint(deps, account, req, { ...app, ref: body.app }, body);
+      const created = await createEndpoint(deps, account, req, { ...app, ref: body.app }, body, audit);
       return { status: 201, body: created };
     },
   },
@@ -301,6 +314,7 @@ export const endpointRoutes: RouteSpec[] = [
     path: "/v3/endpoints/{id}",
     auth: "account",
     scope: "endpoints:write",
+    audit: "endpoint.updated",
     portal: "write",
     tag: "Endpoints",
     summary: "Update an endpoint",
@@ -310,7 +324,7 @@ export const endpointRoutes: RouteSpec[] = [
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { ...endpointFields, ...authFields } },
     response: { status: 200, schema: ref("Endpoint"), description: "The updated endpoint." },
-    async handler({ account, params, body, deps, req }: Ctx<{ id: string }, object, EndpointInput>) {
+    async handler({ account, params, body, deps, req, audit }: Ctx<{ id: string }, object, EndpointInput>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
       const { operational } = found.app;
@@ -326,6 +340,7 @@ export const endpointRoutes: RouteSpec[] = [
         // row as this update changes it, not as another update at once left it.
         await tx.$executeRaw`SELECT 1 FROM endpoints WHERE id = ${found.id} FOR UPDATE`;
         const current = await tx.endpoint.findUniqueOrThrow({ where: { id: found.id } });
+        await audit(tx, { type: "endpoint", id: found.id });
         const savedAuth = openAuth(deps.secrets, current);
         const credentials =
           body.url !== undefined
@@ -385,6 +400,7 @@ export const endpointRoutes: RouteSpec[] = [
     path: "/v3/endpoints/{id}",
     auth: "account",
     scope: "endpoints:write",
+    audit: "endpoint.deleted",
     portal: "write",
     tag: "Endpoints",
     summary: "Delete an endpoint",
@@ -392,9 +408,9 @@ export const endpointRoutes: RouteSpec[] = [
       "Nothing more is sent to it. Its pending retries are dropped (those deliveries become `dropped`); its deliveries and attempts stay readable.",
     params: byId,
     response: { status: 200, schema: deletedSchema("endpoint"), description: "The endpoint was deleted." },
-    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+    async handler({ account, params, deps, audit }: Ctx<{ id: string }>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
-      if (!(await deleteEndpoint(deps, account.id, found.id))) throw notFound("endpoint", found.id);
+      if (!(await deleteEndpoint(deps, account.id, found.id, audit))) throw notFound("endpoint", found.id);
       return { body: deleted(found.id, "endpoint") };
     },
   },

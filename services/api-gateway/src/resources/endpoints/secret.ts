@@ -68,6 +68,7 @@ export const endpointSecretRoutes: RouteSpec[] = [
     path: "/v3/endpoints/{id}/secret/rotate",
     auth: "account",
     scope: "endpoints:write",
+    audit: "endpoint.secret_rotated",
     portal: "write",
     tag: "Endpoints",
     summary: "Rotate an endpoint's signing secret",
@@ -75,18 +76,21 @@ export const endpointSecretRoutes: RouteSpec[] = [
     params: byId,
     body: { type: "object", additionalProperties: false, properties: { secret: { type: "string" } } },
     response: { status: 200, schema: ref("EndpointSecret"), description: "The new secret." },
-    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, { secret?: string }>) {
+    async handler({ account, params, body, deps, audit }: Ctx<{ id: string }, object, { secret?: string }>) {
       const found = await findEndpoint(deps.prisma, account, params.id);
       checkNotListening(found);
       const secret = body.secret !== undefined ? checkSecret(body.secret) : generateSecret();
-      const updated = await deps.prisma.endpoint.update({
-        where: { id: found.id },
-        data: {
-          secret: deps.secrets.seal(secret, endpointSecretContext(found.id)),
-          previousSecret: found.secret,
-          previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS),
-          updatedAt: new Date(),
-        },
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        await audit(tx, { type: "endpoint", id: found.id });
+        return tx.endpoint.update({
+          where: { id: found.id },
+          data: {
+            secret: deps.secrets.seal(secret, endpointSecretContext(found.id)),
+            previousSecret: found.secret,
+            previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS),
+            updatedAt: new Date(),
+          },
+        });
       });
       return secretReply(deps, updated);
     },

@@ -24,6 +24,7 @@ export const testEventRoutes: RouteSpec[] = [
     path: "/v3/endpoints/{id}/test",
     auth: "account",
     scope: "endpoints:write",
+    audit: false,
     portal: "write",
     tag: "Endpoints",
     summary: "Send a test event to an endpoint",

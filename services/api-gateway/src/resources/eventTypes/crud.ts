@@ -91,22 +91,32 @@ export async function findEventType(
 
 const byName = { name: "The event type's name." };
 
-function archiveRoute(path: string, summary: string, archived: boolean, description?: string): RouteSpec {
+function archiveRoute(
+  path: string,
+  summary: string,
+  archived: boolean,
+  audit: string,
+  description?: string,
+): RouteSpec {
   return {
     method: path.endsWith("}") ? "delete" : "post",
     path,
     auth: "account",
     scope: "event_types:write",
+    audit,
     tag: "Event types",
     summary,
     ...(description ? { description } : {}),
     params: byName,
     response: { status: 200, schema: ref("EventType"), description: "The event type." },
-    async handler({ account, params, deps }: Ctx<{ name: string }>) {
+    async handler({ account, params, deps, audit }: Ctx<{ name: string }>) {
       const found = await findEventType(deps.prisma, account.id, params.name);
-      const updated = await deps.prisma.eventType.update({
-        where: { id: found.id },
-        data: { archivedAt: archived ? (found.archivedAt ?? new Date()) : null, updatedAt: new Date() },
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        await audit(tx, { type: "event_type", id: found.name });
+        return tx.eventType.update({
+          where: { id: found.id },
+          data: { archivedAt: archived ? (found.archivedAt ?? new Date()) : null, updatedAt: new Date() },
+        });
       });
       deps.caches.eventTypes.clear();
       return { body: serializeEventType(updated) };
@@ -120,6 +130,7 @@ export const eventTypeRoutes: RouteSpec[] = [
     path: "/v3/event-types",
     auth: "account",
     scope: "event_types:write",
+    audit: "event_type.created",
     tag: "Event types",
     summary: "Create an event type",
     description:
@@ -136,20 +147,24 @@ export const eventTypeRoutes: RouteSpec[] = [
       account,
       body,
       deps,
+      audit,
     }: Ctx<object, object, { name: string; description?: string; schema?: object | null }>) {
       const problem = nameProblem(body.name);
       if (problem) throw invalid("name", problem);
       if (body.schema !== undefined && body.schema !== null)
         await assertSchema(deps, schemaRequester(account), body.schema);
       try {
-        const created = await deps.prisma.eventType.create({
-          data: {
-            id: newId("eventType"),
-            accountId: account.id,
-            name: body.name,
-            description: body.description ?? "",
-            ...(body.schema ? { schema: body.schema } : {}),
-          },
+        const created = await deps.prisma.$transaction(async (tx) => {
+          await audit(tx, { type: "event_type", id: body.name });
+          return tx.eventType.create({
+            data: {
+              id: newId("eventType"),
+              accountId: account.id,
+              name: body.name,
+              description: body.description ?? "",
+              ...(body.schema ? { schema: body.schema } : {}),
+            },
+          });
         });
         return { status: 201, body: serializeEventType(created) };
       } catch (err) {
@@ -233,6 +248,7 @@ export const eventTypeRoutes: RouteSpec[] = [
     path: "/v3/event-types/{name}",
     auth: "account",
     scope: "event_types:write",
+    audit: "event_type.updated",
     tag: "Event types",
     summary: "Update an event type",
     description:
@@ -250,6 +266,7 @@ export const eventTypeRoutes: RouteSpec[] = [
       params,
       body,
       deps,
+      audit,
     }: Ctx<{ name: string }, object, { name?: string; description?: string; schema?: object | null }>) {
       const found = await findEventType(deps.prisma, account.id, params.name);
       if (body.name !== undefined && body.name !== found.name) {
@@ -260,13 +277,16 @@ export const eventTypeRoutes: RouteSpec[] = [
       }
       if (body.schema !== undefined && body.schema !== null)
         await assertSchema(deps, schemaRequester(account), body.schema);
-      const updated = await deps.prisma.eventType.update({
-        where: { id: found.id },
-        data: {
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          ...(body.schema !== undefined ? { schema: body.schema ?? Prisma.DbNull } : {}),
-          updatedAt: new Date(),
-        },
+      const updated = await deps.prisma.$transaction(async (tx) => {
+        await audit(tx, { type: "event_type", id: found.name });
+        return tx.eventType.update({
+          where: { id: found.id },
+          data: {
+            ...(body.description !== undefined ? { description: body.description } : {}),
+            ...(body.schema !== undefined ? { schema: body.schema ?? Prisma.DbNull } : {}),
+            updatedAt: new Date(),
+          },
+        });
       });
       deps.caches.eventTypes.clear();
       return { body: serializeEventType(updated) };
@@ -276,13 +296,15 @@ export const eventTypeRoutes: RouteSpec[] = [
     "/v3/event-types/{name}/archive",
     "Archive an event type",
     true,
+    "event_type.archived",
     "An archived type accepts no new events and stays in the logs.",
   ),
-  archiveRoute("/v3/event-types/{name}/unarchive", "Unarchive an event type", false),
+  archiveRoute("/v3/event-types/{name}/unarchive", "Unarchive an event type", false, "event_type.unarchived"),
   archiveRoute(
     "/v3/event-types/{name}",
     "Delete (archive) an event type",
     true,
+    "event_type.deleted",
     "Names are permanent, so deleting archives the type.",
   ),
 ];

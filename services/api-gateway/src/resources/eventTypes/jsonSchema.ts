@@ -42,6 +42,7 @@ export const jsonSchemaRoutes: RouteSpec[] = [
     auth: "account",
     scope: "event_types:read",
     oneApp: true,
+    audit: false,
     tag: "Event types",
     summary: "Validate a JSON Schema",
     description:

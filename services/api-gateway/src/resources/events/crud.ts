@@ -152,6 +152,7 @@ export const eventRoutes: RouteSpec[] = [
     path: "/v3/events",
     auth: "account",
     scope: "events:write",
+    audit: false,
     portal: "write",
     tag: "Events",
     summary: "Send an event",

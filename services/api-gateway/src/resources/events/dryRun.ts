@@ -55,6 +55,7 @@ export const dryRunRoutes: RouteSpec[] = [
     path: "/v3/events/dry-run",
     auth: "account",
     scope: "events:read",
+    audit: false,
     portal: "read",
     tag: "Events",
     summary: "Dry-run an event",

@@ -20,13 +20,14 @@ export const eventErasureRoutes: RouteSpec[] = [
     auth: "account",
     scope: "events:write",
     oneApp: true,
+    audit: "event.erased",
     tag: "Events",
     summary: "Erase an event's payload",
     description:
       "Blanks the payload for good: `data` becomes `{}` and `data_erased_at` the time of the first erasure (erasing again changes nothing). The event, its deliveries and its attempts stay readable; an attempt's `request.body` is `null` from then on. Its `pending` and `retrying` deliveries become `dropped` within moments; an attempt already in flight is made, and its result recorded. The event is never delivered or replayed again.",
     params: { id: "The event's id." },
     response: { status: 200, schema: ref("Event"), description: "The event, its payload erased." },
-    async handler({ account, params, deps }: Ctx<{ id: string }>) {
+    async handler({ account, params, deps, audit }: Ctx<{ id: string }>) {
       const found = isId("event", params.id)
         ? await deps.prisma.event.findFirst({
             where: { id: params.id, accountId: account.id },
@@ -47,6 +48,7 @@ export const eventErasureRoutes: RouteSpec[] = [
         // Gone meanwhile (its app purged, its retention run out): as if it never was.
         const event = await tx.event.findUnique({ where: { id: found.id } });
         if (!event) throw notFound("event", found.id);
+        await audit(tx, { type: "event", id: found.id });
         // Only the first erasure announces it: the dispatcher has nothing more to do after that.
         const staged = changed.count
           ? await deps.outbox.stage(tx, "event.erased.v1", {

@@ -53,6 +53,7 @@ export const operationalRoutes: RouteSpec[] = [
     path: "/v3/operational-endpoints",
     auth: "account",
     scope: "endpoints:write",
+    audit: "endpoint.created",
     tag: "Operational webhooks",
     summary: "Create an operational endpoint",
     description:
@@ -70,9 +71,16 @@ export const operationalRoutes: RouteSpec[] = [
       },
     },
     response: { status: 201, schema: ref("Endpoint"), description: "The endpoint, of the operational app." },
-    async handler({ account, body, deps, req }: Ctx<object, object, CreateInput>) {
+    async handler({ account, body, deps, req, audit }: Ctx<object, object, CreateInput>) {
       const id = await operationalApp(deps.prisma, account.id);
-      const created = await createEndpoint(deps, account, req, { id, ref: id, operational: true }, body);
+      const created = await createEndpoint(
+        deps,
+        account,
+        req,
+        { id, ref: id, operational: true },
+        body,
+        audit,
+      );
       return { status: 201, body: created };
     },
   },

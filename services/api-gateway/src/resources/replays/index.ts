@@ -175,6 +175,7 @@ export const replayRoutes: RouteSpec[] = [
     path: "/v3/endpoints/{id}/replay",
     auth: "account",
     scope: "endpoints:write",
+    audit: "replay.created",
     portal: "write",
     tag: "Endpoints",
     summary: "Replay failed deliveries",
@@ -187,7 +188,7 @@ export const replayRoutes: RouteSpec[] = [
       properties: replayFilterProperties,
     },
     response: { status: 202, schema: ref("Replay"), description: "The replay, queued." },
-    async handler({ account, params, body, deps }: Ctx<{ id: string }, object, ReplayBody>) {
+    async handler({ account, params, body, deps, audit }: Ctx<{ id: string }, object, ReplayBody>) {
       const endpoint = await findEndpoint(deps.prisma, account, params.id);
       if (endpoint.disabled)
         throw invalid(
@@ -216,6 +217,7 @@ export const replayRoutes: RouteSpec[] = [
             completedAt: queued ? null : cutoff,
           },
         });
+        await audit(tx, { type: "replay", id });
         const row = queued
           ? await deps.outbox.stage(tx, "replay.requested.v1", {
               replay_id: replay.id,

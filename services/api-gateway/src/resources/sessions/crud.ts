@@ -1,4 +1,5 @@
 import { newId, type Prisma } from "@herald/db";
+import type { AuditBy } from "../../audit/record.ts";
 import type { Ctx } from "../../context.ts";
 import { unauthenticated } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
@@ -82,7 +83,7 @@ export const sessionSchemas: Record<string, Schema> = {
 type Made = { id: string; token: string; expiresAt: Date };
 
 async function makeSession(
-  { account, deps }: Pick<Ctx, "account" | "deps">,
+  { account, deps, audit }: Pick<Ctx, "account" | "deps" | "audit">,
   kind: "portal" | "dashboard",
   appId: string | null,
   seconds: number,
@@ -96,8 +97,8 @@ async function makeSession(
   const parent = account.session;
   const ends = [new Date(Date.now() + seconds * 1000), parent?.expiresAt, account.expiresAt];
   const expiresAt = new Date(Math.min(...ends.filter((d) => d !== undefined).map((d) => d.getTime())));
-  const create = (tx: Pick<Prisma.TransactionClient, "session">) =>
-    tx.session.create({
+  const create = async (tx: Prisma.TransactionClient) => {
+    const row = await tx.session.create({
       data: {
         id: newId("session"),
         accountId: account.id,
@@ -111,14 +112,23 @@ async function makeSession(
         scopes: kind === "dashboard" ? [...(account.scopes ?? [])] : [],
       },
     });
+    await audit(tx, { type: `${kind}_session`, id: row.id });
+    return row;
+  };
   // A portal session of an app being deleted is not made, or is revoked with the app's others.
   const row = appId
     ? await withLiveApp(deps.prisma, { id: appId, ref: appId, param: "app" }, create)
-    : await create(deps.prisma);
+    : await deps.prisma.$transaction(create);
   return { id: row.id, token, expiresAt };
 }
 
 const byApp = { app: "The app's id or uid." };
+
+/** A session opening or ending itself, as the audit log names it. */
+const sessionActor = (row: { id: string; accountId: string; kind: string }): AuditBy => ({
+  accountId: row.accountId,
+  actor: { type: row.kind === "portal" ? "portal_session" : "dashboard_session", id: row.id },
+});
 
 const pageHeader = {
   "Herald-Page":
@@ -140,6 +150,7 @@ export const sessionRoutes: RouteSpec[] = [
     auth: "account",
     scope: "portal",
     oneApp: true,
+    audit: "portal_session.created",
     tag: "Sessions",
     summary: "Create a portal session",
     description:
@@ -175,6 +186,7 @@ export const sessionRoutes: RouteSpec[] = [
     auth: "account",
     scope: "portal",
     oneApp: true,
+    audit: "portal_sessions.revoked",
     tag: "Sessions",
     summary: "Revoke an app's portal sessions",
     description: "Every portal session of the app ends now, links not yet opened included.",
@@ -192,12 +204,15 @@ export const sessionRoutes: RouteSpec[] = [
       },
       description: "How many sessions were revoked.",
     },
-    async handler({ account, params, deps }: Ctx<{ app: string }>) {
+    async handler({ account, params, deps, audit }: Ctx<{ app: string }>) {
       const app = await resolveApp(deps.prisma, account.id, params.app, "app");
       checkAppReach(account, app.id, "app", params.app, "app");
-      const { count } = await deps.prisma.session.updateMany({
-        where: { appId: app.id, kind: "portal", revokedAt: null },
-        data: { revokedAt: new Date() },
+      const { count } = await deps.prisma.$transaction(async (tx) => {
+        await audit(tx, { type: "app", id: app.id });
+        return tx.session.updateMany({
+          where: { appId: app.id, kind: "portal", revokedAt: null },
+          data: { revokedAt: new Date() },
+        });
       });
       return { body: { object: "portal_session_revocation", app: app.id, revoked: count } };
     },
@@ -207,11 +222,12 @@ export const sessionRoutes: RouteSpec[] = [
     path: "/v3/dashboard-sessions",
     auth: "account",
     scope: "any",
+    audit: "dashboard_session.created",
     apiKeyOnly: true,
     tag: "Sessions",
     summary: "Create a dashboard session",
     description:
-      "A link that signs a browser in to the account's dashboard, valid for `expires_in` seconds. Only an API key may make one: a browser session gets a `403`, so a dashboard session cannot extend itself. A dashboard session can do what an API key can, except make or revoke API keys and make dashboard links.",
+      "A link that signs a browser in to the account's dashboard, valid for `expires_in` seconds. Only an API key may make one: a browser session gets a `403`, so a dashboard session cannot extend itself. A dashboard session holds the scopes of the key that made it, and ends with the key's expiry at the latest; it never makes or revokes API keys, nor makes dashboard links.",
     body: { type: "object", additionalProperties: false, properties: { expires_in: expiresIn } },
     response: { status: 201, schema: ref("DashboardSession"), description: "The session and its link." },
     async handler(ctx: Ctx<object, object, { expires_in: number }>) {
@@ -232,6 +248,7 @@ export const sessionRoutes: RouteSpec[] = [
     method: "post",
     path: "/session",
     auth: "none",
+    audit: "session.opened",
     tag: "Sessions",
     summary: "Open a session",
     description:
@@ -244,7 +261,7 @@ export const sessionRoutes: RouteSpec[] = [
       properties: { token: { type: "string", minLength: 1, maxLength: 200 } },
     },
     response: { status: 200, schema: ref("Session"), description: "The session; the cookie is set." },
-    async handler({ body, deps, req }: Ctx<object, object, { token: string }>) {
+    async handler({ body, deps, req, audit }: Ctx<object, object, { token: string }>) {
       // Another site's form could post its own link's token: the victim would then work in
       // the attacker's portal, believing it theirs (login CSRF).
       checkSameSite(req, deps.config.publicUrl);
@@ -259,11 +276,17 @@ export const sessionRoutes: RouteSpec[] = [
       };
       // One exchange per token: a leaked link that was already opened opens nothing. A link
       // opened on the other page is left unused, to open where it belongs.
-      const { count } = await deps.prisma.session.updateMany({
-        where: { ...usable, ...(page ? { kind: page } : {}) },
-        data: { tokenUsedAt: now, cookieHash: sessionHash(cookie) },
+      const opened = await deps.prisma.$transaction(async (tx) => {
+        const { count } = await tx.session.updateMany({
+          where: { ...usable, ...(page ? { kind: page } : {}) },
+          data: { tokenUsedAt: now, cookieHash: sessionHash(cookie) },
+        });
+        if (!count) return null;
+        const row = await tx.session.findUniqueOrThrow({ where: { cookieHash: sessionHash(cookie) } });
+        await audit(tx, { type: `${row.kind}_session`, id: row.id }, sessionActor(row));
+        return row;
       });
-      if (!count) {
+      if (!opened) {
         const other = page ? await deps.prisma.session.findFirst({ where: usable }) : null;
         throw unauthenticated(
           other && page
@@ -271,9 +294,7 @@ export const sessionRoutes: RouteSpec[] = [
             : "This link is invalid, expired, or was already opened. Ask for a new one.",
         );
       }
-      const session = await deps.prisma.session.findUniqueOrThrow({
-        where: { cookieHash: sessionHash(cookie) },
-      });
+      const session = opened;
       const secure = secureCookies(deps.config);
       return {
         headers: {
@@ -322,6 +343,7 @@ export const sessionRoutes: RouteSpec[] = [
     method: "delete",
     path: "/session",
     auth: "none",
+    audit: "session.ended",
     tag: "Sessions",
     summary: "End the browser's session",
     description:
@@ -336,7 +358,7 @@ export const sessionRoutes: RouteSpec[] = [
       },
       description: "Whether a session was ended.",
     },
-    async handler({ req, deps }: Ctx) {
+    async handler({ req, deps, audit }: Ctx) {
       checkSameSite(req, deps.config.publicUrl);
       const secure = secureCookies(deps.config);
       const cookie = cookieValue(req.headers.cookie, cookieName(secure));
@@ -347,9 +369,16 @@ export const sessionRoutes: RouteSpec[] = [
           : null;
       if (session && session.kind !== page) return { body: { object: "session", deleted: false } };
       const { count } = cookie
-        ? await deps.prisma.session.updateMany({
-            where: { cookieHash: sessionHash(cookie), revokedAt: null },
-            data: { revokedAt: new Date() },
+        ? await deps.prisma.$transaction(async (tx) => {
+            const ended = await tx.session.updateMany({
+              where: { cookieHash: sessionHash(cookie), revokedAt: null },
+              data: { revokedAt: new Date() },
+            });
+            const row = ended.count
+              ? await tx.session.findUnique({ where: { cookieHash: sessionHash(cookie) } })
+              : null;
+            if (row) await audit(tx, { type: `${row.kind}_session`, id: row.id }, sessionActor(row));
+            return ended;
           })
         : { count: 0 };
       return {

@@ -82,24 +82,27 @@ export const dashboardSessionRoutes: RouteSpec[] = [
     path: "/v3/dashboard-sessions/{id}",
     auth: "account",
     scope: "keys",
+    audit: "dashboard_session.revoked",
     tag: "Sessions",
     summary: "Revoke a dashboard session",
     description:
       "The session ends now, its link too if not yet opened, and so does every portal session it made.",
     params: { id: "The session's id." },
     response: { status: 200, schema: deletedSchema("dashboard_session"), description: "It ended." },
-    async handler({ account, params, deps }: Ctx<{ id: string }>) {
-      const now = new Date();
-      const ended = isId("session", params.id)
-        ? await deps.prisma.session.updateMany({
-            where: { id: params.id, accountId: account.id, kind: "dashboard", revokedAt: null },
-            data: { revokedAt: now },
-          })
-        : { count: 0 };
-      if (!ended.count) throw notFound("dashboard session", params.id);
-      await deps.prisma.session.updateMany({
-        where: { accountId: account.id, parentId: params.id, revokedAt: null },
-        data: { revokedAt: now },
+    async handler({ account, params, deps, audit }: Ctx<{ id: string }>) {
+      if (!isId("session", params.id)) throw notFound("dashboard session", params.id);
+      await deps.prisma.$transaction(async (tx) => {
+        const now = new Date();
+        const ended = await tx.session.updateMany({
+          where: { id: params.id, accountId: account.id, kind: "dashboard", revokedAt: null },
+          data: { revokedAt: now },
+        });
+        if (!ended.count) throw notFound("dashboard session", params.id);
+        await tx.session.updateMany({
+          where: { accountId: account.id, parentId: params.id, revokedAt: null },
+          data: { revokedAt: now },
+        });
+        await audit(tx, { type: "dashboard_session", id: params.id });
       });
       return { body: deleted(params.id, "dashboard_session") };
     },

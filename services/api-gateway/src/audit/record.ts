@@ -1,0 +1,57 @@
+import { newId, type Prisma } from "@herald/db";
+import type { Request } from "express";
+import type { Account } from "../context.ts";
+
+/**
+ * One record of the audit log: who changed what, from where. Written with the change, in its
+ * transaction, so a change that fails (or rolls back) leaves none. It holds ids, names of fields
+ * and addresses, never a value: no secret can reach it.
+ */
+export type Actor = {
+  type: "api_key" | "dashboard_session" | "portal_session" | "person" | "operator";
+  id: string;
+  /** A signed-in person's email; a key's name is its own to look up. */
+  name?: string | null;
+};
+
+export type AuditTarget = { type: string; id: string | null };
+
+/** Whose change it is, where the request itself names no account. */
+export type AuditBy = { accountId: string; actor: Actor };
+
+export type AuditRecordInput = {
+  accountId: string;
+  actor: Actor;
+  action: string;
+  target: AuditTarget;
+  fields?: readonly string[];
+  request: Pick<Request, "ip" | "socket" | "res">;
+};
+
+export type AuditTx = Pick<Prisma.TransactionClient, "auditRecord">;
+
+/** Who an authenticated request comes from. */
+export function actorOf(account: Account): Actor {
+  if (account.via === "key") return { type: "api_key", id: account.keyId };
+  const id = account.session?.id ?? "";
+  return { type: account.via === "portal" ? "portal_session" : "dashboard_session", id };
+}
+
+export async function recordAudit(tx: AuditTx, input: AuditRecordInput): Promise<void> {
+  const requestId = input.request.res?.getHeader("Request-Id");
+  await tx.auditRecord.create({
+    data: {
+      id: newId("auditRecord"),
+      accountId: input.accountId,
+      actorType: input.actor.type,
+      actorId: input.actor.id,
+      actorName: input.actor.name ?? null,
+      action: input.action,
+      objectType: input.target.type,
+      objectId: input.target.id,
+      fields: [...(input.fields ?? [])],
+      requestId: typeof requestId === "string" ? requestId : null,
+      sourceIp: input.request.ip ?? input.request.socket.remoteAddress ?? null,
+    },
+  });
+}
