@@ -158,7 +158,7 @@ const succeed: Record<string, () => Promise<Made>> = {
     return { res, target: made.id, actor: { type: "dashboard_session", id: made.id } };
   },
   "DELETE /session": async () => {
-    const made = ok(await gw.request("POST", "/v3/apps/" + appId + "/portal-sessions", { json: {} })).body;
+    const made = ok(await gw.request("POST", `/v3/apps/${appId}/portal-sessions`, { json: {} })).body;
     const cookie = await open(made.token, "portal");
     const res = await gw.request("DELETE", "/session", as(cookie, "portal"));
     return { res, target: made.id, actor: { type: "portal_session", id: made.id } };

@@ -8,8 +8,8 @@
 export { type ResponseInfo, responseOf } from "./client.ts";
 export * from "./errors.ts";
 export type * from "./generated/openapi.ts";
-export { Herald } from "./herald.ts";
 export { operations } from "./generated/openapi.ts";
+export { Herald } from "./herald.ts";
 export { sdkMethods, uncoveredOperations } from "./operations.ts";
 export {
   DEFAULT_BASE_URL,
