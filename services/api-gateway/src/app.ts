@@ -26,6 +26,7 @@ import { sealLegacyHeaders } from "./resources/endpoints/headers.ts";
 import { TRANSFORMATION_QUEUES } from "./resources/endpoints/transformation.ts";
 import { componentSchemas, routes } from "./routes.ts";
 import { SchemaPool } from "./schemas/pool.ts";
+import { serveSso } from "./sso/routes.ts";
 
 export type Gateway = {
   app: Express;
@@ -183,6 +184,7 @@ export function createGateway(config: GatewayConfig, logger: Logger, registry: R
     res.set("Content-Security-Policy", PAGE_CSP).type("html").send(docsPage);
   });
   servePages(app, config.webDist);
+  serveSso(app, deps);
   const limiters = {
     account: new RateLimiter(config.rateLimitPerSecond),
     portal: new RateLimiter(config.portalRateLimitPerSecond),

@@ -7,6 +7,7 @@ import {
 import { ConfigReader, type Env } from "@herald/runtime";
 import { API_KEY_FORMAT } from "./http/auth.ts";
 import { DEFAULT_WEB_DIST } from "./pages.ts";
+import { type SsoConfig, ssoConfig } from "./sso/config.ts";
 
 export type GatewayConfig = {
   port: number;
@@ -38,6 +39,8 @@ export type GatewayConfig = {
    * default): none, the connection's own address.
    */
   trustProxy: number;
+  /** Single sign-on to the dashboard (OIDC_*); null: off. */
+  sso: SsoConfig | null;
   /** TRANSFORMATION_*: how endpoints' transformations are compiled on save and tried. */
   transformations: { workers: number; timeoutMs: number; memoryBytes: number };
   /** DESTINATION_TYPES: the endpoint types accepted; others are a 400 at `url`. */
@@ -90,6 +93,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       .url("PUBLIC_URL", `http://localhost:${env.PORT || 8080}`, ["http:", "https:"])
       .replace(/\/+$/, ""),
     trustProxy: r.int("TRUST_PROXY", 0, { min: 0, max: 10 }),
+    sso: ssoConfig(r),
     webDist: r.string("WEB_DIST", DEFAULT_WEB_DIST),
     outboxRelayIntervalMs: r.duration("OUTBOX_RELAY_INTERVAL", 1000),
     // 5 s: far past an inline publish's confirm (milliseconds), so the relay rarely doubles one.

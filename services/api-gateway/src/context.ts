@@ -54,6 +54,8 @@ export type Account = {
   appId?: string;
   /** When the key stops working, if it does. */
   expiresAt?: Date;
+  /** The person a dashboard session signed in by single sign-on is. */
+  person?: { email: string };
   readOnly?: boolean;
   /** A browser session's own id, its end, and the API key it came from. */
   session?: { id: string; expiresAt: Date; keyId: string | null };

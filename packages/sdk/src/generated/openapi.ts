@@ -355,6 +355,8 @@ export type Session = {
   kind: "portal" | "dashboard";
   app: string | null;
   read_only: boolean;
+  /** The email of the person signed in by single sign-on; null for a session a key or a link opened. */
+  person: string | null;
   /** A dashboard session's scopes, those of what opened it: the dashboard offers only what they cover. Null for a portal session, which `read_only` limits. */
   scopes: string[] | null;
   expires_at: string;

@@ -20,7 +20,7 @@ type State =
   | { kind: "opening" }
   | { kind: "failed"; error: ApiError }
   | { kind: "signed-out"; message?: string | undefined }
-  | { kind: "signed-in"; via: SignedIn };
+  | { kind: "signed-in"; via: SignedIn; person?: string | undefined };
 
 /** The account holder's dashboard: signs in (API key or link), then every view across apps. */
 export function DashboardPage() {
@@ -34,7 +34,7 @@ export function DashboardPage() {
       (result) =>
         setState(
           result.via
-            ? { kind: "signed-in", via: result.via }
+            ? { kind: "signed-in", via: result.via, person: result.person }
             : { kind: "signed-out", message: result.problem },
         ),
       (error: unknown) =>
@@ -93,7 +93,11 @@ export function DashboardPage() {
       aside={
         <>
           <span className="hide-narrow">
-            {state.via === "key" ? "Signed in with an API key" : "Signed in"}
+            {state.via === "key"
+              ? "Signed in with an API key"
+              : state.person
+                ? `Signed in as ${state.person}`
+                : "Signed in"}
           </span>
           <button type="button" onClick={signOut}>
             Sign out

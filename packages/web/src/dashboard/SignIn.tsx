@@ -7,7 +7,8 @@ import { useAction } from "../ui/hooks.ts";
 /** How this tab is signed in: an API key it holds, or a dashboard session's cookie. */
 export type SignedIn = "key" | "session";
 
-export type OnLoad = { via: SignedIn | null; problem?: string };
+/** `person`: who signed in by single sign-on, when it was that. */
+export type OnLoad = { via: SignedIn | null; problem?: string; person?: string };
 
 /** Once per page load: a link's token can be exchanged only once (React's dev mode runs effects twice). */
 let onLoad: Promise<OnLoad> | null = null;
@@ -24,13 +25,20 @@ export function signInOnLoad(): Promise<OnLoad> {
  * holds; then a dashboard session cookie from an earlier link. Otherwise, the sign-in form.
  */
 async function checkOnLoad(): Promise<OnLoad> {
-  const linked = new URLSearchParams(location.hash.slice(1)).has("token");
+  const hash = new URLSearchParams(location.hash.slice(1));
+  // Single sign-on refused (sso/routes.ts): say why, and take it out of the address.
+  const refused = hash.get("sso_error");
+  if (refused) {
+    history.replaceState(history.state, "", location.pathname + location.search);
+    return { via: null, problem: refused };
+  }
+  const linked = hash.has("token");
   if (!linked && apiKey.get()) return { via: "key" };
   const { session, problem } = await openSession();
   if (session?.kind === "dashboard") {
     // The link's session is who this tab is now; a key from before would override its cookie.
     if (linked) apiKey.clear();
-    return { via: "session" };
+    return session.person ? { via: "session", person: session.person } : { via: "session" };
   }
   if (apiKey.get()) return { via: "key" };
   if (session)
@@ -46,6 +54,13 @@ export function SignIn({
   onSignedIn: (via: SignedIn) => void;
 }) {
   const [key, setKey] = useState("");
+  const [sso, setSso] = useState(false);
+  useEffect(() => {
+    api.get<{ enabled: boolean }>("/sso").then(
+      (r) => setSso(r.enabled),
+      () => setSso(false),
+    );
+  }, []);
   const verify = useAction(async (candidate: string) => {
     apiKey.set(candidate);
     try {
@@ -71,6 +86,13 @@ export function SignIn({
       {message ? (
         <p className="notice notice-info" role="status">
           {message}
+        </p>
+      ) : null}
+      {sso ? (
+        <p>
+          <a className="button" href="/sso/login">
+            Sign in with single sign-on
+          </a>
         </p>
       ) : null}
       <form className="card" onSubmit={submit} noValidate>

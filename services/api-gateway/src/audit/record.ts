@@ -34,6 +34,7 @@ export type AuditTx = Pick<Prisma.TransactionClient, "auditRecord">;
 export function actorOf(account: Account): Actor {
   if (account.via === "key") return { type: "api_key", id: account.keyId };
   const id = account.session?.id ?? "";
+  if (account.person) return { type: "person", id, name: account.person.email };
   return { type: account.via === "portal" ? "portal_session" : "dashboard_session", id };
 }
 

@@ -102,7 +102,7 @@ export async function authenticateSession(
   // made in the moment of the revocation.
   const [session] = await prisma.$queryRaw<SessionRow[]>`
     SELECT s.id, s.account_id AS "accountId", s.app_id AS "appId", s.kind, s.read_only AS "readOnly",
-           s.expires_at AS "expiresAt", s.key_id AS "keyId", coalesce(s.scopes, '{}') AS scopes,
+           s.expires_at AS "expiresAt", s.key_id AS "keyId", coalesce(s.scopes, '{}') AS scopes, s.person_email AS "personEmail",
            s.revoked_at IS NOT NULL
              OR (s.key_id IS NOT NULL AND (k.id IS NULL OR k.revoked_at IS NOT NULL))
              OR (s.parent_id IS NOT NULL AND (p.id IS NULL OR p.revoked_at IS NOT NULL)) AS ended
@@ -123,7 +123,14 @@ export async function authenticateSession(
         readOnly: session.readOnly,
         session: own,
       }
-    : { id: session.accountId, keyId: "", via: "dashboard", scopes: session.scopes, session: own };
+    : {
+        id: session.accountId,
+        keyId: "",
+        via: "dashboard",
+        scopes: session.scopes,
+        session: own,
+        ...(session.personEmail ? { person: { email: session.personEmail } } : {}),
+      };
 }
 
 type SessionRow = {
@@ -135,6 +142,7 @@ type SessionRow = {
   expiresAt: Date;
   keyId: string | null;
   scopes: string[];
+  personEmail: string | null;
   ended: boolean;
 };
 

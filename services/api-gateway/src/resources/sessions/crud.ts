@@ -63,12 +63,17 @@ export const sessionSchemas: Record<string, Schema> = {
   },
   Session: {
     type: "object",
-    required: ["object", "kind", "app", "read_only", "scopes", "expires_at"],
+    required: ["object", "kind", "app", "read_only", "scopes", "person", "expires_at"],
     properties: {
       object: { const: "session" },
       kind: { enum: ["portal", "dashboard"] },
       app: { type: ["string", "null"] },
       read_only: { type: "boolean" },
+      person: {
+        type: ["string", "null"],
+        description:
+          "The email of the person signed in by single sign-on; null for a session a key or a link opened.",
+      },
       scopes: {
         type: ["array", "null"],
         items: { type: "string" },
@@ -307,6 +312,7 @@ export const sessionRoutes: RouteSpec[] = [
           app: session.appId,
           read_only: session.readOnly,
           scopes: session.kind === "dashboard" ? (session.scopes ?? []) : null,
+          person: session.personEmail,
           expires_at: iso(session.expiresAt),
         },
       };
@@ -334,6 +340,7 @@ export const sessionRoutes: RouteSpec[] = [
           app: account.via === "portal" ? account.appId : null,
           read_only: account.readOnly === true,
           scopes: account.via === "dashboard" ? (account.scopes ?? []) : null,
+          person: account.person?.email ?? null,
           expires_at: iso(account.session?.expiresAt ?? null),
         },
       };
