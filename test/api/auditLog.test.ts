@@ -3,6 +3,7 @@ import { expressPath, type RouteSpec } from "../../services/api-gateway/src/http
 import { routes } from "../../services/api-gateway/src/routes.ts";
 import { browserSessions } from "../support/browserSessions.ts";
 import { ADMIN_TOKEN, type Response, startGateway, type TestGateway } from "../support/gateway.ts";
+import { openListen } from "../support/listenSocket.ts";
 import { expectList, expectMatches } from "../support/openapi.ts";
 
 /**
@@ -359,5 +360,27 @@ describe("the source address", () => {
     } finally {
       await behind.close();
     }
+  });
+});
+
+describe("herald listen", () => {
+  it("records the endpoint its socket makes and deletes, and ends when its key expires", async () => {
+    const ends = new Date(Date.now() + 3000);
+    const key = ok(
+      await gw.request("POST", "/v3/api-keys", {
+        json: { name: "listener", scopes: ["endpoints:write"], expires_at: ends.toISOString() },
+      }),
+    ).body;
+    const client = await openListen(gw.url, "app=audited-app", key.key);
+    const endpoint = client.ready.endpoint.id as string;
+    // Past the key's end the socket is closed within the liveness check, its endpoint deleted.
+    await expect.poll(() => client.closed, { timeout: 10_000, interval: 100 }).not.toBeNull();
+    expect(client.closed!.at).toBeGreaterThanOrEqual(ends.getTime());
+    const records = async () => (await newest()).filter((r) => r.target.id === endpoint);
+    await expect
+      .poll(async () => (await records()).map((r) => r.action), { timeout: 10_000 })
+      .toEqual(["endpoint.deleted", "endpoint.created"]);
+    for (const record of await records())
+      expect(record).toMatchObject({ actor: { type: "api_key", id: key.id }, fields: ["listen"] });
   });
 });

@@ -45,6 +45,11 @@ function expectInsufficient(res: Response, scope: string, who = "This API key"):
   expect(res.body.error.message).toContain(`${who} lacks the scope '${scope}'`);
 }
 
+/** Routes that hand on a power of their own: the caller must hold it too (a portal link's). */
+const ALSO_NEEDS: Record<string, string[]> = {
+  "POST /v3/apps/{app}/portal-sessions": ["endpoints:write", "events:write"],
+};
+
 const single = new Map<ResourceScope, string>();
 const allBut = new Map<ResourceScope, string>();
 
@@ -94,7 +99,11 @@ describe("scopes, route by route", () => {
         expect(res.status, JSON.stringify(res.body)).not.toBe(403);
         return;
       }
-      const allowed = await call(route, single.get(route.scope)!);
+      const also = ALSO_NEEDS[`${route.method.toUpperCase()} ${route.path}`];
+      const allowed = await call(
+        route,
+        also ? await keyWith([route.scope, ...also]) : single.get(route.scope)!,
+      );
       expect(allowed.status, JSON.stringify(allowed.body)).not.toBe(403);
       expect(allowed.status).not.toBe(401);
       expectInsufficient(await call(route, allBut.get(route.scope)!), route.scope);
@@ -179,10 +188,57 @@ describe("what a key may give", () => {
   });
 });
 
+describe("what a key may take away", () => {
+  it("revokes keys and ends dashboard sessions holding no scope it lacks, and itself", async () => {
+    const keysOnly = await keyWith(["keys"]);
+    const admin = (await gw.request("POST", "/v3/api-keys", { json: { name: "admin" } })).body;
+    expectInsufficient(await gw.request("DELETE", `/v3/api-keys/${admin.id}`, { key: keysOnly }), "*");
+    const adminSession = (await gw.request("POST", "/v3/dashboard-sessions", { key: admin.key, json: {} }))
+      .body;
+    expectInsufficient(
+      await gw.request("DELETE", `/v3/dashboard-sessions/${adminSession.id}`, { key: keysOnly }),
+      "*",
+    );
+    const narrow = (await gw.request("POST", "/v3/api-keys", { key: keysOnly, json: {} })).body;
+    expect((await gw.request("DELETE", `/v3/api-keys/${narrow.id}`, { key: keysOnly })).status).toBe(200);
+    expect((await gw.request("GET", "/v3/apps", { key: admin.key })).status).toBe(200);
+  });
+
+  it("replays an Idempotency-Key's response only to the credential that sent it", async () => {
+    const headers = { "idempotency-key": "make-ci-key" };
+    const first = await gw.request("POST", "/v3/api-keys", { headers, json: { name: "ci" } });
+    const again = await gw.request("POST", "/v3/api-keys", { headers, json: { name: "ci" } });
+    expect(again.body.key).toBe(first.body.key);
+    const keysOnly = await keyWith(["keys"]);
+    const other = await gw.request("POST", "/v3/api-keys", { key: keysOnly, headers, json: { name: "ci" } });
+    expect(other.status).toBe(201);
+    expect(other.body.id).not.toBe(first.body.id);
+    expect(other.body.scopes).toEqual(["keys"]);
+  });
+});
+
+describe("portal links", () => {
+  it("are made only by a caller holding what the link can do", async () => {
+    await gw.request("POST", "/v3/apps", { json: { uid: "portal-grant", name: "Grant" } });
+    const path = "/v3/apps/portal-grant/portal-sessions";
+    const portalOnly = single.get("portal")!;
+    expectInsufficient(await gw.request("POST", path, { key: portalOnly, json: {} }), "endpoints:write");
+    expectInsufficient(
+      await gw.request("POST", path, { key: portalOnly, json: { read_only: true } }),
+      "endpoints:read",
+    );
+    const reader = await keyWith(["portal", "endpoints:read", "events:read"]);
+    expect((await gw.request("POST", path, { key: reader, json: { read_only: true } })).status).toBe(201);
+    expectInsufficient(await gw.request("POST", path, { key: reader, json: {} }), "endpoints:write");
+    const writer = await keyWith(["portal", "endpoints:write", "events:write"]);
+    expect((await gw.request("POST", path, { key: writer, json: {} })).status).toBe(201);
+  });
+});
+
 describe("dashboard sessions", () => {
   it("hold the scopes of the key that opened them, and of the session that made them", async () => {
     await gw.request("POST", "/v3/apps", { json: { uid: "scoped-app", name: "Scoped" } });
-    const reader = await keyWith(["apps:read", "portal"]);
+    const reader = await keyWith(["apps:read", "portal", "endpoints:read", "events:read"]);
     const made = await gw.request("POST", "/v3/dashboard-sessions", { key: reader, json: {} });
     expect(made.status).toBe(201);
     const cookie = await open(made.body.token, "dashboard");
@@ -192,11 +248,11 @@ describe("dashboard sessions", () => {
       json: { name: "Not allowed" },
     });
     expectInsufficient(write, "apps:write", "This dashboard session");
-    expect(write.body.error.message).toContain("(it holds: apps:read, portal)");
-    // It may make a portal link (it holds `portal`), not list keys.
+    expect(write.body.error.message).toContain("(it holds: apps:read, portal, endpoints:read, events:read)");
+    // It may make a read-only portal link (it holds `portal` and the reads), not list keys.
     const link = await gw.request("POST", "/v3/apps/scoped-app/portal-sessions", {
       ...as(cookie, "dashboard"),
-      json: {},
+      json: { read_only: true },
     });
     expect(link.status).toBe(201);
     expectInsufficient(
@@ -206,7 +262,7 @@ describe("dashboard sessions", () => {
     );
     // What the page is told it may do.
     const session = await gw.request("GET", "/session", as(cookie, "dashboard"));
-    expect(session.body.scopes).toEqual(["apps:read", "portal"]);
+    expect(session.body.scopes).toEqual(["apps:read", "portal", "endpoints:read", "events:read"]);
   });
 });
 
@@ -257,6 +313,11 @@ describe("a key confined to one app", () => {
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error.code).toBe("app_confined");
     }
+    // Its app's uid is the account's to give, not its to change.
+    const uid = await as("POST", "/v3/apps/confined-a", { uid: "taken-by-confined" });
+    expect(uid.status).toBe(403);
+    expect(uid.body.error).toMatchObject({ code: "app_confined", param: "uid" });
+    expect((await as("POST", "/v3/apps/confined-a", { name: "Renamed" })).status).toBe(200);
     // The keys it makes are confined to its app; another app is out of its reach.
     expect((await as("POST", "/v3/api-keys", { app: "confined-b" })).status).toBe(404);
     const child = await as("POST", "/v3/api-keys", { scopes: ["events:read"] });

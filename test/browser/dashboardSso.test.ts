@@ -178,6 +178,13 @@ describe("single sign-on to the dashboard", () => {
       expect(new URL(page.url()).hash).toBe("");
       expect((await page.context().cookies()).some((c) => c.name === "herald_session")).toBe(false);
     }
+    // Each refusal is on the record, by the email the provider gave.
+    const refused = (await gw.request("GET", "/v3/audit-log?action=session.sign_in_refused")).body.data;
+    expect(refused.map((r: { actor: { name: string } }) => r.actor.name).sort()).toEqual([
+      "bob@other.com",
+      "erin@example.com",
+      "mallory@example.com",
+    ]);
   });
 
   it("ends with OIDC_SESSION_TTL: the session is refused, and the dashboard asks to sign in again", async () => {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { newId, type Prisma } from "@herald/db";
 import type { Request } from "express";
 import type { Account } from "../context.ts";
@@ -19,14 +20,39 @@ export type AuditTarget = { type: string; id: string | null };
 /** Whose change it is, where the request itself names no account. */
 export type AuditBy = { accountId: string; actor: Actor };
 
+/** Where a change came from: its request's id (none for a socket's) and the client's address. */
+export type AuditSource = { requestId: string | null; ip: string | null };
+
 export type AuditRecordInput = {
   accountId: string;
   actor: Actor;
   action: string;
   target: AuditTarget;
   fields?: readonly string[];
-  request: Pick<Request, "ip" | "socket" | "res">;
+  source: AuditSource;
 };
+
+/** An Express request's source: `req.ip` follows TRUST_PROXY (app.ts). */
+export function sourceOf(req: Pick<Request, "ip" | "socket" | "res">): AuditSource {
+  const requestId = req.res?.getHeader("Request-Id");
+  return {
+    requestId: typeof requestId === "string" ? requestId : null,
+    ip: req.ip ?? req.socket.remoteAddress ?? null,
+  };
+}
+
+/**
+ * A raw request's client address, as Express's `trust proxy` with `hops` would have it: the
+ * address `hops` proxies back along X-Forwarded-For from the connection's own.
+ */
+export function clientAddress(req: IncomingMessage, hops: number): string | null {
+  const forwarded = String(req.headers["x-forwarded-for"] ?? "")
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const chain = [...forwarded, req.socket.remoteAddress ?? ""];
+  return chain[Math.max(0, chain.length - 1 - hops)] || null;
+}
 
 export type AuditTx = Pick<Prisma.TransactionClient, "auditRecord">;
 
@@ -39,7 +65,6 @@ export function actorOf(account: Account): Actor {
 }
 
 export async function recordAudit(tx: AuditTx, input: AuditRecordInput): Promise<void> {
-  const requestId = input.request.res?.getHeader("Request-Id");
   await tx.auditRecord.create({
     data: {
       id: newId("auditRecord"),
@@ -51,8 +76,8 @@ export async function recordAudit(tx: AuditTx, input: AuditRecordInput): Promise
       objectType: input.target.type,
       objectId: input.target.id,
       fields: [...(input.fields ?? [])],
-      requestId: typeof requestId === "string" ? requestId : null,
-      sourceIp: input.request.ip ?? input.request.socket.remoteAddress ?? null,
+      requestId: input.source.requestId,
+      sourceIp: input.source.ip,
     },
   });
 }

@@ -1,5 +1,5 @@
 import type { Express, NextFunction, Request, Response } from "express";
-import { actorOf, recordAudit } from "../audit/record.ts";
+import { actorOf, recordAudit, sourceOf } from "../audit/record.ts";
 import type { Account, Ctx, Deps, Reply } from "../context.ts";
 import { checkAccess } from "./access.ts";
 import { authenticateKey, checkAdminToken } from "./auth.ts";
@@ -114,7 +114,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, account: Ac
       action: route.audit,
       target,
       fields: Object.keys(body),
-      request: req,
+      source: sourceOf(req),
     });
   };
   const run = (): Promise<Reply> =>
@@ -126,9 +126,10 @@ async function handle(route: RouteSpec, req: Request, res: Response, account: Ac
           deps.prisma,
           deps.placeholders,
           deps.secrets,
-          // A portal session's keys live apart from the account's: a remembered response
-          // is only ever replayed to a caller that may see it.
-          account.appId ? `${account.id}/${account.appId}` : account.id,
+          // Each credential's keys live apart: a remembered response (a new key's secret, a
+          // session's link) is only ever replayed to the caller that made it, never to another
+          // key or session of the account, which may hold less.
+          `${account.id}/${account.keyId || account.session?.id || ""}`,
           key,
           requestHash(req.method, req.path, body),
           run,

@@ -1,5 +1,6 @@
 import { LISTEN_SCHEME } from "@herald/contracts/destinations";
 import { endpointSecretContext, newId } from "@herald/db";
+import { type AuditSource, actorOf, recordAudit } from "../audit/record.ts";
 import type { Account, Deps } from "../context.ts";
 import { invalid, missing } from "../http/errors.ts";
 import { checkAppReach, resolveApp, withLiveApp } from "../resources/common.ts";
@@ -35,6 +36,7 @@ export async function createListenEndpoint(
   account: Account,
   query: URLSearchParams,
   chosenSecret: string | undefined,
+  source: AuditSource,
 ) {
   const ref = query.get("app");
   if (!ref) throw missing("app");
@@ -62,6 +64,15 @@ export async function createListenEndpoint(
         "listen_limit_reached",
       );
     await checkEndpointRoom(tx, app.id, ref, deps.config.endpointsPerAppMax);
+    // It receives the app's deliveries: as much a change as an endpoint made through the API.
+    await recordAudit(tx, {
+      accountId: account.id,
+      actor: actorOf(account),
+      action: "endpoint.created",
+      target: { type: "endpoint", id },
+      fields: ["listen"],
+      source,
+    });
     return tx.endpoint.create({
       data: {
         id,
@@ -82,11 +93,14 @@ export async function createListenEndpoint(
 
 /**
  * Keeps the endpoint's lease; false once it was deleted (through the API, or its lease ran out)
- * or the API key that opened the socket was revoked.
+ * or the API key that opened the socket was revoked or expired.
  */
 export async function renewLease(deps: Deps, endpointId: string, keyId: string): Promise<boolean> {
-  const key = await deps.prisma.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
-  if (!key || key.revokedAt) return false;
+  const key = await deps.prisma.apiKey.findUnique({
+    where: { id: keyId },
+    select: { revokedAt: true, expiresAt: true },
+  });
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= new Date())) return false;
   const { count } = await deps.prisma.endpoint.updateMany({
     where: { id: endpointId, deletedAt: null },
     data: { listenUntil: new Date(Date.now() + LEASE_MS) },
@@ -99,13 +113,27 @@ export async function renewLease(deps: Deps, endpointId: string, keyId: string):
  * LISTEN_MAX_PER_ACCOUNT at once, then it is deleted. Should deleting fail, the dispatcher does
  * it, the lease being over; should both fail, the lease runs out within a minute.
  */
-export async function endListenEndpoint(deps: Deps, accountId: string, endpointId: string): Promise<void> {
+export async function endListenEndpoint(
+  deps: Deps,
+  account: Account,
+  endpointId: string,
+  source: AuditSource,
+): Promise<void> {
   try {
     await deps.prisma.endpoint.updateMany({
       where: { id: endpointId, listenUntil: { gt: new Date() } },
       data: { listenUntil: new Date() },
     });
-    await deleteEndpoint(deps, accountId, endpointId);
+    await deleteEndpoint(deps, account.id, endpointId, (tx, target) =>
+      recordAudit(tx, {
+        accountId: account.id,
+        actor: actorOf(account),
+        action: "endpoint.deleted",
+        target,
+        fields: ["listen"],
+        source,
+      }),
+    );
   } catch (err) {
     deps.logger.warn({ err, endpoint: endpointId }, "listen endpoint not deleted now; its lease ends it");
   }

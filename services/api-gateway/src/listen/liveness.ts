@@ -4,15 +4,16 @@ import type { Deps } from "../context.ts";
 /** How often a gateway checks its sockets' endpoints and keys: a deleted one's socket closes within a second. */
 export const LIVENESS_MS = 500;
 
-/** The endpoints, of those given, that are not deleted and whose socket's API key is not revoked. */
+/** The endpoints, of those given, that are not deleted and whose socket's API key still works. */
 const LIVE = `SELECT s.endpoint_id FROM unnest($1::text[], $2::text[]) AS s(endpoint_id, key_id)
   WHERE EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.endpoint_id AND e.deleted_at IS NULL)
-    AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = s.key_id AND k.revoked_at IS NULL)`;
+    AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = s.key_id AND k.revoked_at IS NULL
+                AND (k.expires_at IS NULL OR k.expires_at > now()))`;
 
 /**
  * The `herald listen` sockets one gateway holds, by endpoint, checked all together twice a
  * second: a socket whose endpoint was deleted (through the API on any gateway, or by the
- * dispatcher) or whose API key was revoked is closed, so its place under
+ * dispatcher) or whose API key was revoked or expired is closed, so its place under
  * LISTEN_MAX_PER_ACCOUNT is given back within a second. One query by primary keys however many
  * sockets, none while there are none, and nothing to publish or to miss: the database says it,
  * whichever replica served the deletion.

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { openRelayInbox, type RelayedRequest } from "@herald/broker";
 import { Counter, Gauge, type Registry } from "@herald/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
+import { clientAddress } from "../audit/record.ts";
 import type { Deps } from "../context.ts";
 import { checkAccess } from "../http/access.ts";
 import { authenticateKey } from "../http/auth.ts";
@@ -152,13 +153,15 @@ export function attachListen(
       // them has a small budget of its own, whatever the account's request rate.
       opens.take(account.id);
       const chosen = req.headers[LISTEN_SECRET_HEADER];
+      const source = { requestId: null, ip: clientAddress(req, deps.config.trustProxy) };
       const made = await createListenEndpoint(
         deps,
         account,
         url.searchParams,
         typeof chosen === "string" ? chosen : undefined,
+        source,
       );
-      const dropEndpoint = () => endListenEndpoint(deps, account.id, made.endpoint.id);
+      const dropEndpoint = () => endListenEndpoint(deps, account, made.endpoint.id, source);
       if (socket.destroyed) return void (await dropEndpoint());
       // Should the handshake not complete (the client gone meanwhile), the endpoint goes now.
       let upgraded = false;
@@ -166,7 +169,7 @@ export function attachListen(
       wss.handleUpgrade(req, socket, head, (ws) => {
         upgraded = true;
         upgrades.inc({ status: 101 });
-        const session = serve(deps, shared, ws, made, account.keyId).catch((err) =>
+        const session = serve(deps, shared, ws, made, account.keyId, dropEndpoint).catch((err) =>
           deps.logger.warn({ err }, "listen socket failed"),
         );
         open.add(session);
@@ -248,8 +251,10 @@ async function serve(
   ws: WebSocket,
   made: Awaited<ReturnType<typeof createListenEndpoint>>,
   keyId: string,
+  /** Deletes the endpoint, with its audit record: the socket's last step. */
+  dropEndpoint: () => Promise<void>,
 ): Promise<void> {
-  const { endpoint, accountId } = made;
+  const { endpoint } = made;
   const waiting = new Map<number, Waiting>();
   const held: Held = { own: new ByteBudget(HELD_PER_SOCKET, true), releases: new Set() };
   let next = 1;
@@ -309,6 +314,6 @@ async function serve(
     ws.terminate();
     // Whatever is still held (a write never called back) goes back with the socket.
     for (const release of held.releases) release();
-    await endListenEndpoint(deps, accountId, endpoint.id);
+    await dropEndpoint();
   }
 }

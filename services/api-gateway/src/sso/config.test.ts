@@ -20,6 +20,7 @@ const base = {
   OIDC_CLIENT_SECRET: "s",
   OIDC_ALLOWED_DOMAINS: "Example.com, @corp.example",
   OIDC_ROLES: "admins=admin,devs=developer",
+  OIDC_DEFAULT_ROLE: "viewer",
 };
 
 describe("single sign-on's configuration", () => {
@@ -32,6 +33,11 @@ describe("single sign-on's configuration", () => {
     );
     expect(read({ ...base, OIDC_DEFAULT_ROLE: "owner" }).problem).toContain("OIDC_DEFAULT_ROLE");
     expect(read({ ...base, OIDC_SCOPES: "email" }).problem).toContain("openid");
+    expect(read({ ...base, OIDC_ISSUER: "http://login.example.com" }).problem).toContain("must be https");
+    expect(read({ ...base, OIDC_ISSUER: "http://127.0.0.1:9000" }).problem).toBe("");
+    expect(
+      read({ ...base, OIDC_DEFAULT_ROLE: undefined as unknown as string }).config?.defaultRole,
+    ).toBeNull();
     const { config, problem } = read(base);
     expect(problem).toBe("");
     expect(config).toMatchObject({

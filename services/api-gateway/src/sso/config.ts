@@ -20,7 +20,7 @@ export type SsoConfig = {
   groupsClaim: string;
   /** Group → role: the highest role of a person's groups is theirs. */
   roles: Map<string, Role>;
-  /** The role of a person of an allowed domain whom no group maps; null: refused. */
+  /** The role of a person of an allowed domain whom no group maps; null (the default): refused. */
   defaultRole: Role | null;
   scopes: string;
   sessionTtlMs: number;
@@ -53,7 +53,7 @@ export function ssoConfig(r: ConfigReader): SsoConfig | null {
     );
     if (at > 0 && isRole(role)) roles.set(pair.slice(0, at).trim(), role);
   }
-  const fallback = r.string("OIDC_DEFAULT_ROLE", "viewer");
+  const fallback = r.string("OIDC_DEFAULT_ROLE", "none");
   r.check(
     fallback === "none" || isRole(fallback),
     `OIDC_DEFAULT_ROLE must be none or one of ${ROLE_NAMES.join(", ")}, got "${fallback}"`,
@@ -69,6 +69,12 @@ export function ssoConfig(r: ConfigReader): SsoConfig | null {
     return null;
   }
   r.url("OIDC_ISSUER", issuer, ["https:", "http:"]);
+  // Over plain http anyone on the way could hand Herald their own keys and tokens: only a
+  // provider on this host (a test's, a local one) may be http.
+  r.check(
+    !issuer.startsWith("http:") || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(\/|$)/.test(issuer),
+    `OIDC_ISSUER must be https (http only on this host: 127.0.0.1, localhost or [::1]), got "${issuer}"`,
+  );
   r.check(
     Boolean(clientId && clientSecret),
     "OIDC_ISSUER is set: set OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too",

@@ -3,7 +3,7 @@ import { ROLES } from "@herald/contracts/scopes";
 import { newId } from "@herald/db";
 import type { Express, Request, Response } from "express";
 import * as oidc from "openid-client";
-import { recordAudit } from "../audit/record.ts";
+import { recordAudit, sourceOf } from "../audit/record.ts";
 import type { Deps } from "../context.ts";
 import { cookieValue, newSecret, secureCookies, sessionCookie, sessionHash } from "../http/session.ts";
 import { roleOf, type SsoConfig } from "./config.ts";
@@ -119,13 +119,22 @@ export function serveSso(app: Express, deps: Deps): void {
       deps.logger.warn({ err }, "sso: the sign-in could not be completed");
       return refuse(res, "The sign-in could not be completed with the identity provider. Sign in again.");
     }
+    const account = await signInAccount(deps, sso);
+    if (typeof account === "string") return refuse(res, account);
     const admitted = roleOf(sso, { ...claims, groups: claims[sso.groupsClaim] });
     if ("refused" in admitted) {
       deps.logger.info({ reason: admitted.refused }, "sso: a sign-in was refused");
+      // Who tried, as the provider named them: a refused sign-in is worth a look too.
+      const email = typeof claims.email === "string" ? claims.email.slice(0, 320) : String(claims.sub ?? "");
+      await recordAudit(deps.prisma, {
+        accountId: account.id,
+        actor: { type: "person", id: email, name: email },
+        action: "session.sign_in_refused",
+        target: { type: "dashboard_session", id: null },
+        source: sourceOf(req),
+      });
       return refuse(res, admitted.refused);
     }
-    const account = await signInAccount(deps, sso);
-    if (typeof account === "string") return refuse(res, account);
     const cookie = newSecret();
     const expiresAt = new Date(Date.now() + sso.sessionTtlMs);
     await deps.prisma.$transaction(async (tx) => {
@@ -149,7 +158,7 @@ export function serveSso(app: Express, deps: Deps): void {
         action: "session.signed_in",
         target: { type: "dashboard_session", id: session.id },
         fields: [admitted.role],
-        request: req,
+        source: sourceOf(req),
       });
     });
     res

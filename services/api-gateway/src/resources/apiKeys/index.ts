@@ -212,13 +212,22 @@ export const apiKeyRoutes: RouteSpec[] = [
     tag: "API keys",
     summary: "Revoke an API key",
     description:
-      "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself; a key confined to an app, only the keys confined to it. Only an API key may revoke one: a browser session gets a `403`.",
+      "From now on the key is a 401, and every portal and dashboard session it made (or a dashboard session it made made) ends. A key may revoke itself, and any key holding no scope it lacks; a key confined to an app, only the keys confined to it. Only an API key may revoke one: a browser session gets a `403`.",
     params: { id: "The key's id." },
     response: { status: 200, schema: deletedSchema("api_key"), description: "The key was revoked." },
     async handler({ account, params, deps, audit }: Ctx<{ id: string }>) {
       if (!isId("apiKey", params.id)) throw notFound("API key", params.id);
       await deps.prisma.$transaction(async (tx) => {
         const revokedAt = new Date();
+        // A key revokes itself, or a key holding no more than it does: `keys` alone does not
+        // end an administrator's key.
+        const target = await tx.apiKey.findFirst({
+          where: { id: params.id, accountId: account.id, ...(account.appId ? { appId: account.appId } : {}) },
+          select: { scopes: true },
+        });
+        const above =
+          target && params.id !== account.keyId ? beyond(account.scopes ?? [], target.scopes as Scope[]) : [];
+        if (above.length) throw insufficientScope(account, above[0]!, "to revoke a key that holds it");
         const changed = await tx.apiKey.updateMany({
           where: {
             id: params.id,

@@ -1,6 +1,6 @@
 import { isId, newId } from "@herald/db";
 import type { Ctx } from "../../context.ts";
-import { conflict, invalid, notFound } from "../../http/errors.ts";
+import { ApiError, conflict, invalid, notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, ref, type Schema } from "../../http/route.ts";
 import { checkAppReach, deleted, deletedSchema, iso, resolveApp, timestamp } from "../common.ts";
@@ -163,6 +163,15 @@ export const appRoutes: RouteSpec[] = [
       checkUid(body.uid);
       const { id } = await resolveApp(deps.prisma, account.id, params.app, "app");
       checkAppReach(account, id, "app", params.app, "app");
+      // uids are the account's to give: a confined key could take one its backend sends by.
+      if (account.appId && body.uid !== undefined)
+        throw new ApiError(
+          403,
+          "invalid_request_error",
+          "app_confined",
+          "A key confined to one app cannot change its uid: uids name apps across the account.",
+          "uid",
+        );
       const app = await uniqueUid(async () => {
         try {
           // Not an app deleted since it was resolved: its uid must stay free.

@@ -1,6 +1,8 @@
+import { covers } from "@herald/contracts/scopes";
 import { newId, type Prisma } from "@herald/db";
 import type { AuditBy } from "../../audit/record.ts";
-import type { Ctx } from "../../context.ts";
+import type { Account, Ctx } from "../../context.ts";
+import { insufficientScope } from "../../http/access.ts";
 import { unauthenticated } from "../../http/errors.ts";
 import { type RouteSpec, ref, type Schema } from "../../http/route.ts";
 import {
@@ -129,6 +131,25 @@ async function makeSession(
 
 const byApp = { app: "The app's id or uid." };
 
+/**
+ * A portal link can do what the portal does in its app: read its endpoints, events and attempts,
+ * and, unless read-only, change endpoints and send test events. Whoever makes one must hold that
+ * much: `portal` alone hands on nothing it does not have.
+ */
+function checkPortalGrant(account: Account, readOnly: boolean): void {
+  if (account.via === "portal") return;
+  const needs = readOnly
+    ? (["endpoints:read", "events:read"] as const)
+    : (["endpoints:write", "events:write"] as const);
+  const lacking = needs.find((scope) => !covers(account.scopes ?? [], scope));
+  if (lacking)
+    throw insufficientScope(
+      account,
+      lacking,
+      readOnly ? "to make a read-only portal link" : "to make a portal link",
+    );
+}
+
 /** A session opening or ending itself, as the audit log names it. */
 const sessionActor = (row: { id: string; accountId: string; kind: string }): AuditBy => ({
   accountId: row.accountId,
@@ -159,7 +180,7 @@ export const sessionRoutes: RouteSpec[] = [
     tag: "Sessions",
     summary: "Create a portal session",
     description:
-      "A link that opens the customer portal for this one app, valid for `expires_in` seconds. The portal can do what it shows for this app and nothing else; `read_only` limits it to reading.",
+      "A link that opens the customer portal for this one app, valid for `expires_in` seconds. The portal can do what it shows for this app and nothing else; `read_only` limits it to reading. Besides `portal`, the caller must hold what the link can do: `endpoints:write` and `events:write`, or for a read-only link `endpoints:read` and `events:read`.",
     params: byApp,
     body: {
       type: "object",
@@ -170,6 +191,7 @@ export const sessionRoutes: RouteSpec[] = [
     async handler(ctx: Ctx<{ app: string }, object, { expires_in: number; read_only: boolean }>) {
       const app = await resolveApp(ctx.deps.prisma, ctx.account.id, ctx.params.app, "app");
       checkAppReach(ctx.account, app.id, "app", ctx.params.app, "app");
+      checkPortalGrant(ctx.account, ctx.body.read_only);
       const made = await makeSession(ctx, "portal", app.id, ctx.body.expires_in, ctx.body.read_only);
       return {
         status: 201,

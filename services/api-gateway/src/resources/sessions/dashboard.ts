@@ -1,5 +1,7 @@
+import { beyond, type Scope } from "@herald/contracts/scopes";
 import { isId } from "@herald/db";
 import type { Ctx } from "../../context.ts";
+import { insufficientScope } from "../../http/access.ts";
 import { notFound } from "../../http/errors.ts";
 import { cursorOf, type PageQuery, pagingProperties, toList } from "../../http/paging.ts";
 import { listOf, type RouteSpec, type Schema } from "../../http/route.ts";
@@ -93,6 +95,14 @@ export const dashboardSessionRoutes: RouteSpec[] = [
       if (!isId("session", params.id)) throw notFound("dashboard session", params.id);
       await deps.prisma.$transaction(async (tx) => {
         const now = new Date();
+        // Only a session holding no scope the caller lacks: `keys` alone does not sign an
+        // administrator out.
+        const target = await tx.session.findFirst({
+          where: { id: params.id, accountId: account.id, kind: "dashboard" },
+          select: { scopes: true },
+        });
+        const above = target ? beyond(account.scopes ?? [], (target.scopes ?? []) as Scope[]) : [];
+        if (above.length) throw insufficientScope(account, above[0]!, "to end a session that holds it");
         const ended = await tx.session.updateMany({
           where: { id: params.id, accountId: account.id, kind: "dashboard", revokedAt: null },
           data: { revokedAt: now },
