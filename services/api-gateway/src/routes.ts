@@ -33,6 +33,8 @@ import {
 import { operationalRoutes, operationalSchemas } from "./resources/operational/index.ts";
 import { replayRoutes, replaySchemas } from "./resources/replays/index.ts";
 import {
+  browserSessionRoutes,
+  browserSessionSchemas,
   dashboardSessionRoutes,
   dashboardSessionSchemas,
   sessionRoutes,
@@ -62,6 +64,7 @@ export const routes: RouteSpec[] = [
   ...operationalRoutes,
   ...apiKeyRoutes,
   ...sessionRoutes,
+  ...browserSessionRoutes,
   ...dashboardSessionRoutes,
   ...auditRoutes,
   ...adminRoutes,
@@ -81,6 +84,7 @@ export const componentSchemas: Record<string, Schema> = {
   ...operationalSchemas,
   ...apiKeySchemas,
   ...sessionSchemas,
+  ...browserSessionSchemas,
   ...dashboardSessionSchemas,
   ...statsSchemas,
   ...endpointHealthSchemas,

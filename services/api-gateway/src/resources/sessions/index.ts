@@ -1,6 +1,7 @@
 /**
- * Sessions: portal and dashboard links made, and opened by the browser (`/session`), in crud.ts;
- * the account's dashboard sessions listed and revoked in dashboard.ts.
+ * Sessions: portal and dashboard links made in crud.ts; opened, read and ended by the browser
+ * (`/session`) in browser.ts; the account's dashboard sessions listed and revoked in dashboard.ts.
  */
+export { browserSessionRoutes, browserSessionSchemas } from "./browser.ts";
 export { sessionRoutes, sessionSchemas } from "./crud.ts";
 export { dashboardSessionRoutes, dashboardSessionSchemas } from "./dashboard.ts";
